@@ -1,0 +1,58 @@
+"""Shared test fixtures.
+
+The suite runs once per backend (``tools/test_all_backends.py`` sets ``KERAS_BACKEND``);
+every test runs on whichever backend this process has. Cross-backend tests start a child
+process per other backend with :func:`run_in_backend`.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import keras  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+BACKENDS = ("tensorflow", "jax", "torch")
+
+
+@pytest.fixture
+def backend() -> str:
+    return keras.backend.backend()
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    keras.utils.set_random_seed(1234)
+    yield
+
+
+def run_in_backend(backend: str, code: str, timeout: float = 300) -> dict:
+    """Run ``code`` in a fresh Python process on ``backend``.
+
+    The code must print one JSON object on its last stdout line; it is returned parsed.
+    """
+    env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise AssertionError(f"child process on {backend} failed (rc={proc.returncode}):\n"
+                             f"{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}")
+    last = [line for line in proc.stdout.splitlines() if line.strip()][-1]
+    return json.loads(last)
+
+
+def other_backends() -> list[str]:
+    return [b for b in BACKENDS if b != keras.backend.backend()]
+
+
+def to_numpy(x) -> np.ndarray:
+    return np.asarray(keras.ops.convert_to_numpy(x))
