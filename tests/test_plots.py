@@ -1,0 +1,110 @@
+"""Figures: every plotting function writes a valid PNG of the size it promises."""
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kerasattn import plots
+
+SRC = "the black cat sleeps .".split()
+TGT = "le chat noir dort . <eos>".split()
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    """(width, height) read from the PNG header; fails unless the file is a PNG."""
+    data = Path(path).read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
+    assert data[12:16] == b"IHDR"
+    width, height = struct.unpack(">II", data[16:24])
+    assert data.rstrip(b"\x00")[-8:-4] == b"IEND", f"{path} is truncated"
+    return width, height
+
+
+def expected_pixels(fig) -> tuple[int, int]:
+    w, h = fig.get_size_inches() * fig.dpi
+    return int(round(w)), int(round(h))
+
+
+def test_attention_heatmap_single_and_multi_head(tmp_path):
+    rng = np.random.default_rng(0)
+    single = rng.dirichlet(np.ones(len(SRC)), size=len(TGT))
+    fig = plots.attention_heatmap(single, SRC, TGT, tmp_path / "one.png", title="one map")
+    assert png_size(tmp_path / "one.png") == expected_pixels(fig)
+    assert len([a for a in fig.axes if a.images]) == 1
+    # 3 heads, with padding rows/columns beyond the tokens that must be cut off
+    multi = rng.dirichlet(np.ones(len(SRC) + 2), size=(3, len(TGT) + 1))
+    fig = plots.attention_heatmap(multi, SRC, TGT, tmp_path / "heads.png")
+    panels = [a for a in fig.axes if a.images]
+    assert len(panels) == 3
+    assert panels[0].images[0].get_array().shape == (len(TGT), len(SRC))
+    assert [t.get_text() for t in panels[0].get_xticklabels()] == SRC
+    assert [t.get_text() for t in panels[0].get_yticklabels()] == TGT
+    assert png_size(tmp_path / "heads.png") == expected_pixels(fig)
+
+
+def test_attention_heatmap_rejects_bad_shapes(tmp_path):
+    with pytest.raises(ValueError, match="weights"):
+        plots.attention_heatmap(np.zeros(5), SRC, TGT)
+    with pytest.raises(ValueError, match="smaller than the token lists"):
+        plots.attention_heatmap(np.zeros((2, 2)), SRC, TGT)
+
+
+def test_positional_encoding_and_causal_mask_sizes(tmp_path):
+    pe = np.sin(np.arange(40)[:, None] / (1 + np.arange(16)[None]))
+    fig = plots.positional_encoding_figure(pe, tmp_path / "pe.png", dpi=80)
+    assert png_size(tmp_path / "pe.png") == (640, 320)
+    assert fig.dpi == 80
+    mask = np.tril(np.ones((4, 4), dtype=bool))
+    fig = plots.causal_mask_figure(mask, ["<bos>", "le", "chat", "noir"], tmp_path / "m.png")
+    assert png_size(tmp_path / "m.png") == (440, 400)
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert texts.count("1") == 10 and texts.count("0\n(-inf)") == 6
+    with pytest.raises(ValueError, match="tokens"):
+        plots.causal_mask_figure(mask, ["a", "b"])
+
+
+def test_curves_and_bleu_vs_length(tmp_path):
+    hist = {"seq2seq": {"loss": [3.0, 2.0, 1.5], "val_loss": [3.1, 2.5, 2.3]},
+            "bahdanau": {"loss": [3.0, 1.2, 0.4], "val_loss": [3.0, 1.4, 0.6]}}
+    fig = plots.training_curves(hist, tmp_path / "c.png")
+    assert png_size(tmp_path / "c.png") == (900, 360)
+    assert [len(ax.lines) for ax in fig.axes] == [2, 2]
+    res = {"seq2seq": {"1-10": 90.0, "11-20": 50.0, "21+": None},
+           "bahdanau": [("1-10", 99.0), ("11-20", 98.0), ("21+", 97.0)]}
+    fig = plots.bleu_vs_length(res, tmp_path / "b", counts=[5, 6, 7])
+    assert png_size(tmp_path / "b.png") == (640, 400)
+    assert len(fig.axes[0].lines) == 2
+    with pytest.raises(ValueError, match="same buckets"):
+        plots.bleu_vs_length({"a": {"x": 1.0}, "b": {"y": 2.0}})
+
+
+@pytest.mark.parametrize("name", sorted(plots.ARCHITECTURES))
+def test_architecture_diagrams(tmp_path, name):
+    fig = plots.architecture_diagram(name, tmp_path / f"{name}.png", dpi=60)
+    assert png_size(tmp_path / f"{name}.png") == (540, 360)
+    labels = " ".join(t.get_text() for t in fig.axes[0].texts)
+    assert "encoder" in labels and "decoder" in labels
+
+
+def test_architecture_covers_the_seven_models():
+    assert set(plots.ARCHITECTURES) == {
+        "seq2seq", "bahdanau", "bahdanau_multihead", "encoder_self_attention",
+        "decoder_self_attention", "transformer_decoder_on_gru", "transformer"}
+    with pytest.raises(ValueError, match="unknown model name"):
+        plots.architecture_diagram("lstm")
+
+
+def test_evolution_table(tmp_path):
+    rows = [dict(model="seq2seq", params=1234, train_seconds=10.0, tokens_per_second=5e3,
+                 bleu=40.0, exact_match=0.25),
+            dict(model="transformer", params=98765, train_seconds=20.5, bleu=99.0)]
+    md = plots.evolution_table_markdown(rows)
+    lines = md.strip().splitlines()
+    assert len(lines) == 4
+    assert "| transformer | 98,765 | 20.5 | - | 99.0 | - |" in lines
+    assert "| seq2seq | 1,234 | 10.0 | 5,000 | 40.0 | 25.0% |" in lines
+    fig = plots.evolution_table_figure(rows, tmp_path / "t.png")
+    assert png_size(tmp_path / "t.png") == expected_pixels(fig) == (900, 320)
