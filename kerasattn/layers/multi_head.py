@@ -1,0 +1,199 @@
+"""Multi-head attention with per-head projections and a key/value cache.
+
+For head i = 1..h (d_h = d_model / h):
+
+    Q_i = X_q W_q^(i) + b_q^(i),  K_i = X_k W_k^(i) + b_k^(i),  V_i = X_v W_v^(i) + b_v^(i)
+    head_i = softmax(Q_i K_i^T / sqrt(d_h) + mask) V_i
+    MHA(X_q, X_k, X_v) = [head_1; ...; head_h] W_o + b_o
+
+Weight layout (the same as ``keras.layers.MultiHeadAttention``, so weights copy across):
+query/key/value kernels `(d_in, h, d_h)` with biases `(h, d_h)`, output kernel
+`(h, d_h, d_model)` with bias `(d_model,)`.
+"""
+from __future__ import annotations
+
+import keras
+from keras import ops
+
+from kerasattn.layers._checks import check_dim, check_mask, check_rank, fmt, static_shape
+from kerasattn.layers.dot_product import scaled_dot_product_attention
+from kerasattn.layers.masking import causal_mask, combine_masks
+
+
+@keras.saving.register_keras_serializable(package="kerasattn")
+class MultiHeadCross(keras.layers.Layer):
+    """Multi-head (cross- or self-) attention, returning the weights on request.
+
+    Args:
+        num_heads: number of heads `h`.
+        d_model: model width; each head has `d_h = d_model // h` dimensions and the
+            output has `d_model` features. Must be divisible by `num_heads`.
+        dropout: dropout rate on the attention weights.
+        use_bias: whether the four projections have biases.
+
+    Call arguments:
+        query: `(B, T_q, d_q)`.
+        value: `(B, T_k, d_v)`.
+        key: `(B, T_k, d_k)`; defaults to `value`.
+        query_mask: boolean `(B, T_q)`, True = real query position. Padded query rows
+            attend to nothing and get a zero context (output = output bias).
+        value_mask: boolean `(B, T_k)` (with a cache: `(B, S_max)`), True = real key.
+        attention_mask: boolean `(B, T_q, T_k)` (with a cache: `(B, T_q, S_max)`).
+        use_causal_mask: mask out keys after each query (`j <= i`).
+        cache: optional `(B, 2, S_max, h, d_h)` tensor of projected keys and values.
+            With `cache_update_index` the new keys/values of this call are written at
+            that index and queries at absolute positions `cache_update_index + i` attend
+            to cached keys `j <= cache_update_index + i` (incremental self-attention
+            decoding). Without it the cached keys/values are used as they are
+            (precomputed cross-attention memory) and `key`/`value` are ignored.
+        cache_update_index: int or scalar int tensor (works under `jit`).
+        return_attention_scores: also return the weights `(B, h, T_q, T_k)`.
+        training: enables dropout.
+
+    Returns:
+        `output` `(B, T_q, d_model)`; `(output, weights)` with
+        `return_attention_scores`; with a cache `(output, cache)` or
+        `(output, weights, cache)`.
+    """
+
+    def __init__(self, num_heads, d_model, dropout=0.0, use_bias=True, **kwargs):
+        super().__init__(**kwargs)
+        if int(num_heads) <= 0 or int(d_model) % int(num_heads) != 0:
+            raise ValueError(
+                f"MultiHeadCross: `d_model` must be a positive multiple of `num_heads`; "
+                f"received d_model={d_model}, num_heads={num_heads}.")
+        self.num_heads = int(num_heads)
+        self.d_model = int(d_model)
+        self.d_h = self.d_model // self.num_heads
+        self.dropout = float(dropout)
+        self.use_bias = bool(use_bias)
+        self.supports_masking = True
+        h, d_h = self.num_heads, self.d_h
+        bias = "hk" if use_bias else None
+        self.query_dense = keras.layers.EinsumDense(
+            "btd,dhk->bthk", output_shape=(None, h, d_h), bias_axes=bias, name="query")
+        self.key_dense = keras.layers.EinsumDense(
+            "btd,dhk->bthk", output_shape=(None, h, d_h), bias_axes=bias, name="key")
+        self.value_dense = keras.layers.EinsumDense(
+            "btd,dhk->bthk", output_shape=(None, h, d_h), bias_axes=bias, name="value")
+        self.output_dense = keras.layers.EinsumDense(
+            "bthk,hkd->btd", output_shape=(None, self.d_model),
+            bias_axes="d" if use_bias else None, name="attention_output")
+        self.dropout_layer = keras.layers.Dropout(self.dropout)
+
+    def build(self, query_shape, value_shape, key_shape=None):
+        key_shape = value_shape if key_shape is None else key_shape
+        self.query_dense.build(query_shape)
+        self.key_dense.build(key_shape)
+        self.value_dense.build(value_shape)
+        self.output_dense.build(tuple(query_shape[:-1]) + (self.num_heads, self.d_h))
+        self.built = True
+
+    # -- shape checks ---------------------------------------------------------------
+    def _check_inputs(self, query, value, key, query_mask, value_mask, attention_mask,
+                      cache, cache_update_index):
+        name = "MultiHeadCross"
+        q = check_rank(name, "query", query, (3,), "(B, T_q, d_q)")
+        v = check_rank(name, "value", value, (3,), "(B, T_k, d_v)")
+        k = check_rank(name, "key", key, (3,), "(B, T_k, d_k)")
+        check_dim(name, "value", v, 0, "query", q, 0, "the batch size B")
+        check_dim(name, "key", k, 0, "value", v, 0, "the batch size B")
+        if cache is None:
+            check_dim(name, "key", k, 1, "value", v, 1, "the key length T_k")
+            if cache_update_index is not None:
+                raise ValueError(
+                    f"{name}: `cache_update_index` is only meaningful with a `cache`; "
+                    f"received cache=None, cache_update_index={cache_update_index}.")
+            t_k = v[1]
+        else:
+            want = (q[0], 2, None, self.num_heads, self.d_h)
+            c = static_shape(cache)
+            if len(c) != 5 or not all(a is None or b is None or a == b
+                                      for a, b in zip(c, want)):
+                raise ValueError(
+                    f"{name}: `cache` must have shape (B, 2, S_max, h, d_h) = {fmt(want)}; "
+                    f"received `cache` with shape {fmt(c)}.")
+            t_k = c[2]
+        check_mask(name, "query_mask", query_mask, (q[0], q[1]), "(B, T_q)",
+                   f"`query` of shape {fmt(q)}")
+        against = (f"`value` of shape {fmt(v)}" if cache is None
+                   else f"`cache` of shape {fmt(static_shape(cache))} (S_max keys)")
+        check_mask(name, "value_mask", value_mask, (v[0], t_k),
+                   "(B, T_k)" if cache is None else "(B, S_max)", against)
+        check_mask(name, "attention_mask", attention_mask, (q[0], q[1], t_k),
+                   "(B, T_q, T_k)" if cache is None else "(B, T_q, S_max)",
+                   f"`query` of shape {fmt(q)} and {against}")
+
+    def call(self, query, value, key=None, query_mask=None, value_mask=None,
+             attention_mask=None, use_causal_mask=False, cache=None,
+             cache_update_index=None, return_attention_scores=False, training=None):
+        if key is None:
+            key = value
+        self._check_inputs(query, value, key, query_mask, value_mask, attention_mask,
+                           cache, cache_update_index)
+
+        q = self.query_dense(query)  # (B, T_q, h, d_h)
+        if cache is None:
+            k = self.key_dense(key)  # (B, T_k, h, d_h)
+            v = self.value_dense(value)  # (B, T_k, h, d_h)
+        elif cache_update_index is None:
+            k, v = cache[:, 0, ...], cache[:, 1, ...]  # (B, S_max, h, d_h) each
+        else:
+            start = [0, cache_update_index, 0, 0]
+            k = ops.slice_update(cache[:, 0, ...], start, self.key_dense(key))
+            v = ops.slice_update(cache[:, 1, ...], start, self.value_dense(value))
+            cache = ops.stack((k, v), axis=1)  # (B, 2, S_max, h, d_h)
+
+        t_q, t_k = ops.shape(q)[1], ops.shape(k)[1]
+        causal = None
+        if cache is not None and cache_update_index is not None:
+            causal = causal_mask(t_q, t_k, offset=cache_update_index)  # (T_q, S_max)
+        elif use_causal_mask:
+            causal = causal_mask(t_q, t_k)  # (T_q, T_k)
+        mask = combine_masks(
+            None if query_mask is None else query_mask[:, None, :, None],  # (B,1,T_q,1)
+            None if value_mask is None else value_mask[:, None, None, :],  # (B,1,1,T_k)
+            None if attention_mask is None else attention_mask[:, None],  # (B,1,T_q,T_k)
+            None if causal is None else causal[None, None])  # (1, 1, T_q, T_k)
+
+        use_dropout = self.dropout > 0.0 and training
+        if return_attention_scores or use_dropout:
+            out, weights = scaled_dot_product_attention(
+                ops.transpose(q, (0, 2, 1, 3)),  # (B, h, T_q, d_h)
+                ops.transpose(k, (0, 2, 1, 3)),  # (B, h, T_k, d_h)
+                ops.transpose(v, (0, 2, 1, 3)),  # (B, h, T_k, d_h)
+                mask=mask, dropout=self.dropout_layer, training=training)
+            out = ops.transpose(out, (0, 2, 1, 3))  # (B, T_q, h, d_h)
+        else:
+            out, weights = self._fused_attention(q, k, v, mask), None
+        output = self.output_dense(out)  # (B, T_q, d_model)
+
+        result = (output,)
+        if return_attention_scores:
+            result += (weights,)
+        if cache is not None:
+            result += (cache,)
+        return result[0] if len(result) == 1 else result
+
+    def _fused_attention(self, q, k, v, mask):
+        """The same math through the backend's fused kernel (no weights, no dropout).
+
+        Fused kernels disagree on fully masked rows (uniform average, or NaN on torch), so
+        such rows are unmasked for the kernel and their output is set to zero afterwards:
+        the kit's rule "a fully masked row gives zeros" holds on both paths.
+        """
+        if mask is None:
+            return ops.dot_product_attention(q, k, v)  # (B, T_q, h, d_h)
+        mask = ops.broadcast_to(mask, (ops.shape(q)[0], 1, ops.shape(q)[1],
+                                       ops.shape(k)[1]))  # (B, 1, T_q, T_k)
+        any_key = ops.any(mask, axis=-1, keepdims=True)  # (B, 1, T_q, 1)
+        safe = ops.logical_or(mask, ops.logical_not(any_key))
+        out = ops.dot_product_attention(q, k, v, mask=safe)  # (B, T_q, h, d_h)
+        keep = ops.transpose(any_key, (0, 2, 1, 3))  # (B, T_q, 1, 1)
+        return out * ops.cast(keep, out.dtype)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(num_heads=self.num_heads, d_model=self.d_model,
+                      dropout=self.dropout, use_bias=self.use_bias)
+        return config

@@ -1,0 +1,309 @@
+"""Float64 NumPy reference of every layer's math, written independently of the Keras code.
+
+The tests compare each Keras layer against these functions on all three backends, and the
+autograder reuses them. The math functions use NumPy only; :func:`weights_of` (which reads
+a Keras layer's weights into the dict layout below) imports keras lazily.
+
+Conventions: masks are boolean, True = keep. A softmax row with no kept entry is all
+zeros. Shapes: `B` batch, `T_q`/`T_k` query/key lengths, `h` heads, `d_h` head size.
+
+Weight dicts (names match the layers' weights):
+    multi-head attention: query_kernel (d_q, h, d_h), query_bias (h, d_h), key_kernel,
+        key_bias, value_kernel, value_bias, output_kernel (h, d_h, d_model),
+        output_bias (d_model,) (biases may be missing when use_bias=False);
+    add_norm: gamma, beta; feed_forward: W1, b1, W2, b2;
+    encoder_block: {"attention": mha, "norm1": add_norm, "ffn": ffn, "norm2": add_norm};
+    decoder_block: {"self_attention", "norm1", "cross_attention", "norm2", "ffn",
+        "norm3"}.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def _f64(x):
+    return None if x is None else np.asarray(x, dtype=np.float64)
+
+
+# -- masks and softmax --------------------------------------------------------------
+def softmax(x, axis=-1):
+    """Numerically stable softmax."""
+    x = _f64(x)
+    z = np.exp(x - x.max(axis=axis, keepdims=True))
+    return z / z.sum(axis=axis, keepdims=True)
+
+
+def masked_softmax(scores, mask=None, axis=-1):
+    """Softmax over the kept entries only; a fully masked row gives zeros."""
+    scores = _f64(scores)
+    if mask is None:
+        return softmax(scores, axis)
+    mask = np.broadcast_to(np.asarray(mask, dtype=bool), scores.shape)
+    shifted = np.where(mask, scores, -np.inf)
+    row_max = np.max(shifted, axis=axis, keepdims=True)
+    row_max = np.where(np.isfinite(row_max), row_max, 0.0)
+    z = np.where(mask, np.exp(np.where(mask, scores, 0.0) - row_max), 0.0)
+    total = z.sum(axis=axis, keepdims=True)
+    return np.divide(z, total, out=np.zeros_like(z), where=total > 0)
+
+
+def padding_mask(token_ids, pad_id=0):
+    """`(B, T)` bool: True at real tokens."""
+    return np.asarray(token_ids) != pad_id
+
+
+def causal_mask(query_length, key_length=None, offset=0):
+    """`(T_q, T_k)` bool: query i sees key j iff j <= i + offset."""
+    key_length = query_length if key_length is None else key_length
+    i = np.arange(query_length)[:, None] + offset
+    j = np.arange(key_length)[None, :]
+    return j <= i
+
+
+# -- Bahdanau / Luong scores ----------------------------------------------------------
+def additive_score(query, memory, W_q, W_k, v):
+    """e[b, i, j] = v . tanh(W_q^T s_bi + W_k^T h_bj); query (B, T_q, d_q)."""
+    query, memory = _f64(query), _f64(memory)
+    B, T_q, _ = query.shape
+    T_k = memory.shape[1]
+    e = np.zeros((B, T_q, T_k))
+    for b in range(B):
+        for i in range(T_q):
+            for j in range(T_k):
+                e[b, i, j] = _f64(v) @ np.tanh(query[b, i] @ _f64(W_q)
+                                               + memory[b, j] @ _f64(W_k))
+    return e
+
+
+def bahdanau_attention(query, memory, W_q=None, W_k=None, v=None, mask=None,
+                       score="additive", W=None):
+    """Context and weights of Bahdanau-style attention.
+
+    Args:
+        query: `(B, d_q)` or `(B, T_q, d_q)`; memory `(B, T_k, d_k)`.
+        W_q, W_k, v: additive-score weights; W: general-score matrix `(d_q, d_k)`.
+        mask: `(B, T_k)` bool.
+        score: "additive", "dot" or "general".
+
+    Returns:
+        `(context, weights)`: `(B, T_q, d_k)`, `(B, T_q, T_k)` (no T_q axis for 2-D query).
+    """
+    query, memory = _f64(query), _f64(memory)
+    single = query.ndim == 2
+    if single:
+        query = query[:, None, :]
+    if score == "additive":
+        e = additive_score(query, memory, W_q, W_k, v)
+    elif score == "dot":
+        e = np.einsum("bid,bjd->bij", query, memory)
+    elif score == "general":
+        e = np.einsum("bid,de,bje->bij", query, _f64(W), memory)
+    else:
+        raise ValueError(f"unknown score {score!r}")
+    m = None if mask is None else np.asarray(mask, bool)[:, None, :]
+    alpha = masked_softmax(e, m)
+    context = np.einsum("bij,bjd->bid", alpha, memory)
+    if single:
+        return context[:, 0], alpha[:, 0]
+    return context, alpha
+
+
+# -- dot-product and multi-head attention ---------------------------------------------
+def scaled_dot_product_attention(q, k, v, mask=None):
+    """`softmax(q k^T / sqrt(d)) v` with a keep-mask; returns (out, weights)."""
+    q, k, v = _f64(q), _f64(k), _f64(v)
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    weights = masked_softmax(scores, mask)
+    return weights @ v, weights
+
+
+def split_heads(x, h):
+    """`(B, T, h * d_h)` -> `(B, h, T, d_h)`."""
+    x = _f64(x)
+    B, T, d = x.shape
+    return x.reshape(B, T, h, d // h).transpose(0, 2, 1, 3)
+
+
+def merge_heads(x):
+    """`(B, h, T, d_h)` -> `(B, T, h * d_h)`."""
+    x = _f64(x)
+    B, h, T, d_h = x.shape
+    return x.transpose(0, 2, 1, 3).reshape(B, T, h * d_h)
+
+
+def _project(x, kernel, bias):
+    """x (B, T, d) with kernel (d, h, d_h) -> (B, h, T, d_h) (one projection per head)."""
+    y = np.einsum("btd,dhk->bhtk", _f64(x), _f64(kernel))
+    if bias is not None:
+        y = y + _f64(bias)[None, :, None, :]
+    return y
+
+
+def multi_head_attention(query, value, key=None, weights=None, num_heads=None, mask=None,
+                         return_weights=False):
+    """Multi-head attention `[head_1; ...; head_h] W_o + b_o`.
+
+    Args:
+        query: `(B, T_q, d_q)`; value `(B, T_k, d_v)`; key `(B, T_k, d_k)` (default value).
+        weights: dict (see module docstring).
+        num_heads: h (checked against the kernels).
+        mask: bool broadcastable to `(B, T_q, T_k)` (or `(B, h, T_q, T_k)`).
+
+    Returns:
+        `(B, T_q, d_model)`, plus the weights `(B, h, T_q, T_k)` if `return_weights`.
+    """
+    key = value if key is None else key
+    w = weights
+    if num_heads is not None and w["query_kernel"].shape[1] != num_heads:
+        raise ValueError("num_heads does not match the kernels")
+    q = _project(query, w["query_kernel"], w.get("query_bias"))  # (B, h, T_q, d_h)
+    k = _project(key, w["key_kernel"], w.get("key_bias"))
+    v = _project(value, w["value_kernel"], w.get("value_bias"))
+    if mask is not None:
+        mask = np.asarray(mask, bool)
+        if mask.ndim == 3:
+            mask = mask[:, None]
+    heads, alpha = scaled_dot_product_attention(q, k, v, mask)  # (B, h, T_q, d_h)
+    out = np.einsum("bhtk,hkd->btd", heads, _f64(w["output_kernel"]))
+    if w.get("output_bias") is not None:
+        out = out + _f64(w["output_bias"])
+    return (out, alpha) if return_weights else out
+
+
+def attention_mask(query_length, key_length, query_mask=None, value_mask=None,
+                   causal=False, offset=0):
+    """Combined `(B or 1, T_q, T_k)` keep-mask from padding masks and the causal rule."""
+    m = np.ones((1, query_length, key_length), bool)
+    if query_mask is not None:
+        m = m & np.asarray(query_mask, bool)[:, :, None]
+    if value_mask is not None:
+        m = m & np.asarray(value_mask, bool)[:, None, :]
+    if causal:
+        m = m & causal_mask(query_length, key_length, offset)[None]
+    return m
+
+
+# -- normalisation, positions, feed-forward ------------------------------------------
+def layer_norm(x, gamma, beta, eps=1e-5):
+    """`gamma * (x - mean) / sqrt(var + eps) + beta` over the last axis."""
+    x = _f64(x)
+    mu = x.mean(-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(-1, keepdims=True)
+    return _f64(gamma) * (x - mu) / np.sqrt(var + eps) + _f64(beta)
+
+
+def add_norm(x, y, gamma, beta, eps=1e-5):
+    """Post-norm residual: `LayerNorm(x + y)` (dropout off)."""
+    return layer_norm(_f64(x) + _f64(y), gamma, beta, eps)
+
+
+def positional_encoding(length, d_model, start_index=0, max_wavelength=10000.0):
+    """`(T, d_model)`: PE[p, 2i] = sin(p / w^(2i/d)), PE[p, 2i+1] = cos(p / w^(2i/d))."""
+    pos = np.arange(start_index, start_index + length, dtype=np.float64)[:, None]
+    pe = np.zeros((length, d_model))
+    for c in range(d_model):
+        i2 = c - (c % 2)  # 2i for both members of the pair
+        angle = pos[:, 0] / max_wavelength ** (i2 / d_model)
+        pe[:, c] = np.sin(angle) if c % 2 == 0 else np.cos(angle)
+    return pe
+
+
+def _act(x, activation):
+    if activation == "relu":
+        return np.maximum(x, 0.0)
+    if activation == "gelu":  # exact (erf) gelu
+        from math import erf
+        return 0.5 * x * (1.0 + np.vectorize(erf)(x / np.sqrt(2.0)))
+    if activation == "sigmoid":
+        return 1.0 / (1.0 + np.exp(-x))
+    if activation == "tanh":
+        return np.tanh(x)
+    if activation in (None, "linear"):
+        return x
+    raise ValueError(f"unknown activation {activation!r}")
+
+
+def feed_forward(x, W1, b1, W2, b2, activation="relu"):
+    """`act(x W1 + b1) W2 + b2`, position by position."""
+    return _act(_f64(x) @ _f64(W1) + _f64(b1), activation) @ _f64(W2) + _f64(b2)
+
+
+# -- blocks ------------------------------------------------------------------------
+def encoder_block(x, weights, num_heads, padding_mask=None, activation="relu", eps=1e-5,
+                  return_weights=False):
+    """`Z = AddNorm(X, MHA(X, X, X, mask)); H' = AddNorm(Z, FFN(Z))`."""
+    x = _f64(x)
+    T = x.shape[1]
+    mask = attention_mask(T, T, padding_mask, padding_mask)
+    a, alpha = multi_head_attention(x, x, x, weights["attention"], num_heads, mask, True)
+    z = add_norm(x, a, weights["norm1"]["gamma"], weights["norm1"]["beta"], eps)
+    f = feed_forward(z, **weights["ffn"], activation=activation)
+    out = add_norm(z, f, weights["norm2"]["gamma"], weights["norm2"]["beta"], eps)
+    return (out, alpha) if return_weights else out
+
+
+def decoder_block(x, memory, weights, num_heads, decoder_padding_mask=None,
+                  encoder_padding_mask=None, use_causal_mask=True, activation="relu",
+                  eps=1e-5, return_weights=False):
+    """Post-norm Transformer decoder block.
+
+    `Y1 = AddNorm(X, MHA_mask(X, X, X))`, `Y2 = AddNorm(Y1, MHA(Y1, H_enc, H_enc))`,
+    `Z = AddNorm(Y2, FFN(Y2))`.
+    """
+    x, memory = _f64(x), _f64(memory)
+    T, S = x.shape[1], memory.shape[1]
+    self_mask = attention_mask(T, T, decoder_padding_mask, decoder_padding_mask,
+                               causal=use_causal_mask)
+    a1, w1 = multi_head_attention(x, x, x, weights["self_attention"], num_heads,
+                                  self_mask, True)
+    y1 = add_norm(x, a1, weights["norm1"]["gamma"], weights["norm1"]["beta"], eps)
+    cross_mask = attention_mask(T, S, decoder_padding_mask, encoder_padding_mask)
+    a2, w2 = multi_head_attention(y1, memory, memory, weights["cross_attention"],
+                                  num_heads, cross_mask, True)
+    y2 = add_norm(y1, a2, weights["norm2"]["gamma"], weights["norm2"]["beta"], eps)
+    f = feed_forward(y2, **weights["ffn"], activation=activation)
+    z = add_norm(y2, f, weights["norm3"]["gamma"], weights["norm3"]["beta"], eps)
+    return (z, w1, w2) if return_weights else z
+
+
+# -- reading weights out of Keras layers -----------------------------------------------
+def _np(variable):
+    import keras
+
+    return np.asarray(keras.ops.convert_to_numpy(variable.value), dtype=np.float64)
+
+
+def weights_of(layer) -> dict:
+    """A kerasattn layer's weights as float64 arrays in this module's dict layout.
+
+    Supports BahdanauAttention, MultiHeadCross, AddNorm, PositionwiseFeedForward,
+    TransformerEncoderBlock and TransformerDecoderBlock (by class name).
+    """
+    kind = type(layer).__name__
+    if kind == "BahdanauAttention":
+        names = {"additive": ("W_q", "W_k", "v"), "general": ("W",), "dot": ()}
+        return {n: _np(getattr(layer, n)) for n in names[layer.score]}
+    if kind == "MultiHeadCross":
+        out = {}
+        for part, sub in (("query", layer.query_dense), ("key", layer.key_dense),
+                          ("value", layer.value_dense),
+                          ("output", layer.output_dense)):
+            out[f"{part}_kernel"] = _np(sub.kernel)
+            if sub.bias is not None:
+                out[f"{part}_bias"] = _np(sub.bias)
+        return out
+    if kind == "AddNorm":
+        return {"gamma": _np(layer.layer_norm.gamma), "beta": _np(layer.layer_norm.beta)}
+    if kind == "PositionwiseFeedForward":
+        return {"W1": _np(layer.dense_1.kernel), "b1": _np(layer.dense_1.bias),
+                "W2": _np(layer.dense_2.kernel), "b2": _np(layer.dense_2.bias)}
+    if kind == "TransformerEncoderBlock":
+        return {"attention": weights_of(layer.attention), "norm1": weights_of(layer.add_norm_1),
+                "ffn": weights_of(layer.ffn), "norm2": weights_of(layer.add_norm_2)}
+    if kind == "TransformerDecoderBlock":
+        return {"self_attention": weights_of(layer.self_attention),
+                "norm1": weights_of(layer.add_norm_1),
+                "cross_attention": weights_of(layer.cross_attention),
+                "norm2": weights_of(layer.add_norm_2),
+                "ffn": weights_of(layer.ffn), "norm3": weights_of(layer.add_norm_3)}
+    raise TypeError(f"weights_of: unsupported layer type {kind}")
