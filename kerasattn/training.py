@@ -1,0 +1,506 @@
+"""Training: one path that compiles and fits any of the kit's translation models.
+
+Every model in :mod:`kerasattn.models` takes ``{"encoder_inputs": (B, S), "decoder_inputs":
+(B, T)}`` int32 token ids and returns logits ``(B, T, V)``; the labels are the decoder
+inputs shifted by one (``y <eos>``), padded with ``<pad> = 0``. This module trains them all
+the same way:
+
+- loss: masked sparse cross-entropy, padding ignored, optional label smoothing
+  (:class:`kerasattn.metrics.MaskedSparseCategoricalCrossentropy`), token accuracy with the
+  same mask (:class:`kerasattn.metrics.MaskedAccuracy`);
+- optimizer: AdamW (decoupled weight decay, Loshchilov & Hutter 2019) with gradient clipping
+  by global norm (``clipnorm``) and, for Transformer decoders, the warmup schedule of
+  :class:`kerasattn.schedules.TransformerSchedule`;
+- early stopping on validation loss, restoring the best weights at the end;
+- crash-safe checkpoints (:mod:`kerasattn.checkpointing`) and resume;
+- a ``seed`` that makes a run reproducible on a backend: it seeds Python, NumPy and the
+  backend (``keras.utils.set_random_seed``) and re-seeds every dropout layer of the model,
+  so the same initial weights + the same seed give the same losses;
+- optional data parallelism over all local devices (``distribution="data_parallel"``,
+  JAX only in keras 3.15).
+
+Validation uses exactly the masks training uses: the models build their padding and causal
+masks from the token ids inside the graph, so ``model.fit``'s validation pass (``training
+=False``: dropout off, nothing else changes) sees the same masks as the training step, and the
+same loss object scores both. ``tests/test_training.py`` checks that with a zero learning rate
+the training loss and the validation loss on the same data are equal.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+import warnings
+
+import keras
+import numpy as np
+
+from kerasattn import checkpointing
+from kerasattn.schedules import TransformerSchedule
+
+INPUT_KEYS = ("encoder_inputs", "decoder_inputs")
+LABEL_KEY = "labels"
+DISTRIBUTIONS = ("data_parallel",)
+
+
+# --------------------------------------------------------------------------- compile
+
+
+def make_optimizer(learning_rate: float = 1e-3, weight_decay: float = 1e-4,
+                   clipnorm: float | None = 1.0, warmup_steps: int | None = None
+                   ) -> keras.optimizers.AdamW:
+    """AdamW with gradient clipping and an optional warmup schedule.
+
+    Args:
+        learning_rate: float > 0. With ``warmup_steps`` it is the PEAK rate of the
+            Transformer schedule (reached at ``step == warmup_steps``), otherwise constant.
+        weight_decay: float >= 0, decoupled weight decay.
+        clipnorm: float > 0 or None; gradients are rescaled so that their global norm is at
+            most this value (``global_clipnorm`` in Keras terms).
+        warmup_steps: int >= 1 or None (no schedule).
+
+    Returns:
+        A ``keras.optimizers.AdamW``. With a schedule, ``beta_2 = 0.98`` and
+        ``epsilon = 1e-9`` as in Vaswani et al. (2017).
+    """
+    _check_positive("learning_rate", learning_rate)
+    if not isinstance(weight_decay, (int, float)) or weight_decay < 0:
+        raise ValueError(f"`weight_decay` must be a float >= 0; received "
+                         f"weight_decay={weight_decay!r}.")
+    if clipnorm is not None:
+        _check_positive("clipnorm", clipnorm)
+    if warmup_steps is None:
+        return keras.optimizers.AdamW(learning_rate=learning_rate,
+                                      weight_decay=weight_decay, global_clipnorm=clipnorm)
+    schedule = TransformerSchedule(peak_learning_rate=learning_rate, warmup_steps=warmup_steps)
+    return keras.optimizers.AdamW(learning_rate=schedule, weight_decay=weight_decay,
+                                  global_clipnorm=clipnorm, beta_1=0.9, beta_2=0.98,
+                                  epsilon=1e-9)
+
+
+def compile_for_translation(model: keras.Model, *, learning_rate: float = 1e-3,
+                            weight_decay: float = 1e-4, clipnorm: float | None = 1.0,
+                            label_smoothing: float = 0.0, warmup_steps: int | None = None,
+                            pad_id: int = 0, jit_compile="auto",
+                            steps_per_execution: int = 1, loss=None, metrics=None
+                            ) -> keras.Model:
+    """Compile ``model`` with the kit's masked loss, masked accuracy and AdamW.
+
+    Args:
+        model: a translation model (logits ``(B, T, V)``).
+        learning_rate: see :func:`make_optimizer`.
+        weight_decay: see :func:`make_optimizer`.
+        clipnorm: see :func:`make_optimizer`.
+        label_smoothing: float in [0, 1); mass spread uniformly over the vocabulary.
+        warmup_steps: see :func:`make_optimizer`.
+        pad_id: label id ignored by the loss and the accuracy.
+        jit_compile: ``"auto"`` picks the measured-fastest setting for the current backend
+            (:func:`kerasattn.backend_utils.training_jit_compile`), or True / False.
+        steps_per_execution: optimizer steps per compiled call (TensorFlow and JAX; torch
+            requires 1 and any other value is replaced by 1 with a warning).
+        loss: override the loss (default: masked sparse cross-entropy).
+        metrics: override the metrics (default: ``[MaskedAccuracy]``).
+
+    Returns:
+        ``model``, compiled.
+    """
+    if not isinstance(label_smoothing, (int, float)) or not 0.0 <= label_smoothing < 1.0:
+        raise ValueError("`label_smoothing` must be a float in [0, 1); received "
+                         f"label_smoothing={label_smoothing!r}.")
+    from kerasattn import backend_utils
+
+    if loss is None or metrics is None:
+        from kerasattn import metrics as ka_metrics
+
+        if loss is None:
+            loss = ka_metrics.MaskedSparseCategoricalCrossentropy(
+                pad_id=pad_id, label_smoothing=float(label_smoothing))
+        if metrics is None:
+            metrics = [ka_metrics.MaskedAccuracy(pad_id=pad_id)]
+    steps_per_execution = backend_utils.training_steps_per_execution(steps_per_execution)
+    model.compile(optimizer=make_optimizer(learning_rate, weight_decay, clipnorm,
+                                           warmup_steps),
+                  loss=loss, metrics=metrics,
+                  jit_compile=backend_utils.training_jit_compile(jit_compile),
+                  steps_per_execution=steps_per_execution)
+    return model
+
+
+# --------------------------------------------------------------------------- data
+
+
+def _check_positive(name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ValueError(f"`{name}` must be a number > 0; received {name}={value!r}.")
+
+
+def _as_arrays(data, name: str):
+    """``data`` as ``(x dict, labels)`` NumPy arrays, or ``(data, None)`` for a dataset.
+
+    Accepted: the dict of :func:`kerasattn.data.make_arrays` (keys ``encoder_inputs``,
+    ``decoder_inputs``, ``labels``), a tuple ``(x_dict, labels)``, or an iterable dataset
+    (``keras.utils.PyDataset``, ``tf.data.Dataset``, ...) yielding ``(x_dict, labels)``
+    batches, passed to ``model.fit`` unchanged.
+    """
+    if isinstance(data, dict):
+        missing = [k for k in (*INPUT_KEYS, LABEL_KEY) if k not in data]
+        if missing:
+            raise ValueError(f"`{name}` is missing keys {missing}: expected a dict with keys "
+                             f"{[*INPUT_KEYS, LABEL_KEY]} (as made by kerasattn.data."
+                             f"make_arrays); received keys {sorted(data)}.")
+        x, y = {k: data[k] for k in INPUT_KEYS}, data[LABEL_KEY]
+    elif isinstance(data, (tuple, list)) and len(data) == 2 and isinstance(data[0], dict):
+        x, y = data
+        missing = [k for k in INPUT_KEYS if k not in x]
+        if missing:
+            raise ValueError(f"`{name}[0]` is missing keys {missing}: expected keys "
+                             f"{list(INPUT_KEYS)}; received keys {sorted(x)}.")
+    elif hasattr(data, "__getitem__") or hasattr(data, "__iter__"):
+        return data, None
+    else:
+        raise ValueError(f"`{name}` must be a dict of arrays, an (x, labels) tuple or a "
+                         f"dataset; received {type(data).__name__}.")
+    enc = np.asarray(x["encoder_inputs"])
+    dec = np.asarray(x["decoder_inputs"])
+    lab = np.asarray(y)
+    for key, arr in (("encoder_inputs", enc), ("decoder_inputs", dec), (LABEL_KEY, lab)):
+        if arr.ndim != 2 or not np.issubdtype(arr.dtype, np.integer):
+            raise ValueError(f"`{name}` {key!r} must be a 2-D integer array (N, length); "
+                             f"received shape {arr.shape} dtype {arr.dtype}.")
+    if dec.shape != lab.shape or enc.shape[0] != dec.shape[0]:
+        raise ValueError(f"`{name}`: expected encoder_inputs (N, S) and decoder_inputs and "
+                         f"labels both (N, T); received encoder_inputs {enc.shape}, "
+                         f"decoder_inputs {dec.shape}, labels {lab.shape}.")
+    x = {"encoder_inputs": enc.astype("int32"), "decoder_inputs": dec.astype("int32")}
+    return x, lab.astype("int32")
+
+
+def _take(x, y, n):
+    return {k: v[:n] for k, v in x.items()}, y[:n]
+
+
+# --------------------------------------------------------------------------- seeding
+
+
+def seed_everything(model: keras.Model | None, seed: int) -> None:
+    """Seed Python, NumPy and the backend, and re-seed the dropout layers of ``model``.
+
+    Keras draws each dropout layer's seed when the layer is constructed, so without the
+    re-seed two runs from the same initial weights could still draw different dropout
+    masks. Each ``SeedGenerator`` state becomes ``[f(seed, i), 0]`` for its index ``i``.
+
+    Args:
+        model: the model to re-seed (or None).
+        seed: int >= 0.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"`seed` must be an int >= 0; received seed={seed!r}.")
+    keras.utils.set_random_seed(seed)
+    if model is None:
+        return
+    for i, v in enumerate(checkpointing._seed_state_variables(model)):
+        value = (seed * 1_000_003 + 7_919 * (i + 1)) % (2 ** 31 - 1)
+        v.assign(keras.ops.convert_to_tensor(np.array([value, 0]), dtype=v.dtype))
+
+
+# --------------------------------------------------------------------------- distribution
+
+
+def data_parallel(devices=None):
+    """A ``keras.distribution.DataParallel`` over ``devices`` (default: all local devices).
+
+    Each device holds a full replica of the weights and gets ``batch_size / n_devices`` of
+    every batch; gradients are averaged across devices, so the update equals single-device
+    training on the whole batch up to floating-point summation order.
+
+    Args:
+        devices: list of device names (``"cpu:0"``...) or None for
+            ``keras.distribution.list_devices()``.
+
+    Returns:
+        The distribution. Use ``with dist.scope():`` while building a model, or pass it to
+        :func:`train` as ``distribution=``.
+
+    Raises:
+        ValueError: on a backend other than JAX.
+    """
+    backend = keras.backend.backend()
+    if backend != "jax":
+        raise ValueError(
+            f"distribution='data_parallel' needs the JAX backend; the current backend is "
+            f"{backend!r}. keras {keras.__version__} supports keras.distribution only on JAX "
+            "(TensorFlow's implementation is marked do-not-use, torch's arrived after 3.15). "
+            "Run with KERAS_BACKEND=jax, or train without `distribution`.")
+    if devices is None:
+        devices = keras.distribution.list_devices()
+    return keras.distribution.DataParallel(devices=list(devices))
+
+
+def _resolve_distribution(distribution):
+    if distribution is None:
+        return None
+    if isinstance(distribution, str):
+        if distribution not in DISTRIBUTIONS:
+            raise ValueError(f"`distribution` must be one of {DISTRIBUTIONS}, a keras."
+                             f"distribution.Distribution or None; received "
+                             f"distribution={distribution!r}.")
+        return data_parallel()
+    if isinstance(distribution, keras.distribution.Distribution):
+        if keras.backend.backend() != "jax":
+            data_parallel()                      # raises the backend error
+        return distribution
+    raise ValueError("`distribution` must be 'data_parallel', a keras.distribution."
+                     f"Distribution or None; received {type(distribution).__name__}.")
+
+
+def _lay_out_variables(model: keras.Model, distribution) -> int:
+    """Give variables built outside ``distribution.scope()`` the distribution's layout.
+
+    JAX refuses to jit a step that mixes single-device variables with mesh-sharded data, so
+    a model built before the distribution existed gets each variable re-assigned under its
+    layout (``variable.assign`` re-places a variable that has a layout). Returns the number
+    of variables moved.
+    """
+    moved = 0
+    for v in model.variables:
+        if getattr(v, "_layout", None) is None:
+            v._layout = distribution.get_variable_layout(v)
+            v.assign(keras.ops.convert_to_numpy(v))
+            moved += 1
+    return moved
+
+
+def _device_count(distribution) -> int:
+    return int(np.prod(distribution.device_mesh.shape))
+
+
+def _fit_to_devices(x, y, batch_size, n_devices, name):
+    """Drop the few trailing samples that would give the last batch a ragged shard."""
+    n = len(y)
+    rest = (n % batch_size) % n_devices
+    if rest:
+        warnings.warn(f"{name}: dropping the last {rest} of {n} samples so every batch "
+                      f"splits evenly over {n_devices} devices.", stacklevel=3)
+        return _take(x, y, n - rest)
+    return x, y
+
+
+# --------------------------------------------------------------------------- train
+
+
+@dataclasses.dataclass
+class TrainResult:
+    """What :func:`train` returns.
+
+    Attributes:
+        history: per-epoch logs (``loss``, ``masked_accuracy``, ``val_loss``...), including
+            epochs of a run this one resumed.
+        epochs_run: epochs completed in total (resumed ones included).
+        initial_epoch: the epoch this call started from (> 0 after a resume).
+        best_epoch: 1-based epoch with the lowest monitored loss; its weights are the
+            model's weights when :func:`train` returns.
+        best_loss: the monitored loss at ``best_epoch`` (``val_loss``, or ``loss`` without
+            validation data).
+        stopped_early: whether early stopping ended training.
+        train_seconds: wall time of the training passes of this call (validation excluded,
+            first-epoch compilation included).
+        target_tokens_per_epoch: non-pad label tokens in one epoch (None for a dataset).
+        tokens_per_second: training throughput in target tokens/s over this call.
+        checkpoint_dir: where checkpoints were written, or None.
+        keras_history: the ``keras.callbacks.History`` of this call's ``fit``.
+    """
+
+    history: dict
+    epochs_run: int
+    initial_epoch: int
+    best_epoch: int | None
+    best_loss: float | None
+    stopped_early: bool
+    train_seconds: float
+    target_tokens_per_epoch: int | None
+    tokens_per_second: float | None
+    checkpoint_dir: str | None
+    keras_history: object = dataclasses.field(default=None, repr=False)
+
+
+class _TrainTimer(keras.callbacks.Callback):
+    """Wall time of each epoch's training pass (stops when validation starts)."""
+
+    def __init__(self):
+        super().__init__()
+        self.seconds = []
+        self._start = None
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._start = time.perf_counter()
+
+    def _stop(self):
+        if self._start is not None:
+            self.seconds.append(time.perf_counter() - self._start)
+            self._start = None
+
+    def on_test_begin(self, logs=None):
+        self._stop()
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._stop()
+
+
+def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
+          batch_size: int = 64, learning_rate: float = 1e-3, weight_decay: float = 1e-4,
+          clipnorm: float | None = 1.0, label_smoothing: float = 0.1,
+          warmup_steps: int | None = None, early_stopping_patience: int | None = 3,
+          checkpoint_dir: str | None = None, resume: bool = False, seed: int = 0,
+          verbose: int = 0, callbacks=None, distribution=None, jit_compile="auto",
+          steps_per_execution: int = 1, shuffle: bool = True, pad_id: int = 0,
+          loss=None, metrics=None) -> TrainResult:
+    """Compile and fit a translation model: the one training path of the kit.
+
+    Args:
+        model: a model from :func:`kerasattn.models.build_model` (or any model with the same
+            inputs and logits). Compiled here (any previous compile is replaced).
+        train_data: dict of arrays from ``kerasattn.data.make_arrays`` (``encoder_inputs
+            (N, S)``, ``decoder_inputs (N, T)``, ``labels (N, T)``), a tuple ``(x_dict,
+            labels)``, or a dataset yielding such batches (then ``batch_size`` and
+            ``shuffle`` are the dataset's business).
+        valid_data: same forms, or None (then early stopping and the best checkpoint follow
+            the training loss).
+        epochs: maximum number of epochs (counted from 0, including resumed ones).
+        batch_size: pairs per optimizer step.
+        learning_rate: constant rate, or the schedule's peak with ``warmup_steps``.
+        weight_decay: AdamW decoupled weight decay.
+        clipnorm: global gradient-norm clip, or None.
+        label_smoothing: float in [0, 1).
+        warmup_steps: None, or the warmup length of the Transformer schedule.
+        early_stopping_patience: epochs without improvement before stopping, or None to
+            train all epochs. The best weights are restored at the end either way.
+        checkpoint_dir: None, or a directory for crash-safe checkpoints (every epoch).
+        resume: continue from ``checkpoint_dir/last.ckpt.npz`` if it exists (weights,
+            optimizer state, epoch counter, early-stopping state, history).
+        seed: int >= 0; same seed + same initial weights + same backend = same losses.
+        verbose: passed to ``model.fit``.
+        callbacks: extra Keras callbacks.
+        distribution: None, ``"data_parallel"`` or a ``keras.distribution.Distribution``
+            (JAX only). ``batch_size`` must be a multiple of the device count.
+        jit_compile: ``"auto"`` (the measured-fastest setting per backend), True or False.
+        steps_per_execution: optimizer steps per compiled call (not on torch).
+        shuffle: shuffle the training pairs every epoch.
+        pad_id: the padding id ignored by loss and accuracy.
+        loss: override the loss (default: masked cross-entropy with ``label_smoothing``).
+        metrics: override the metrics (default: masked accuracy).
+
+    Returns:
+        A :class:`TrainResult`.
+
+    Raises:
+        ValueError: on malformed data or arguments, naming the argument.
+    """
+    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+        raise ValueError(f"`epochs` must be an int >= 1; received epochs={epochs!r}.")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"`batch_size` must be an int >= 1; received "
+                         f"batch_size={batch_size!r}.")
+    if early_stopping_patience is not None and (
+            not isinstance(early_stopping_patience, int) or early_stopping_patience < 0):
+        raise ValueError("`early_stopping_patience` must be an int >= 0 or None; received "
+                         f"early_stopping_patience={early_stopping_patience!r}.")
+    if resume and checkpoint_dir is None:
+        raise ValueError("`resume=True` needs a `checkpoint_dir`; received "
+                         "checkpoint_dir=None.")
+    dist = _resolve_distribution(distribution)
+    x, y = _as_arrays(train_data, "train_data")
+    validation = None
+    if valid_data is not None:
+        vx, vy = _as_arrays(valid_data, "valid_data")
+        validation = vx if vy is None else (vx, vy)
+    if dist is not None:
+        n_dev = _device_count(dist)
+        if batch_size % n_dev:
+            raise ValueError(f"`batch_size` must be a multiple of the {n_dev} devices of the "
+                             f"distribution; received batch_size={batch_size}.")
+        if y is not None:
+            x, y = _fit_to_devices(x, y, batch_size, n_dev, "train_data")
+        if valid_data is not None and vy is not None:
+            validation = _fit_to_devices(vx, vy, batch_size, n_dev, "valid_data")
+
+    monitor = "val_loss" if valid_data is not None else "loss"
+    early = None
+    if early_stopping_patience is not None:
+        early = checkpointing.ResumableEarlyStopping(early_stopping_patience, monitor=monitor,
+                                                     verbose=int(verbose > 0))
+    scope = dist.scope() if dist is not None else _null_scope()
+    with scope:
+        if dist is not None:
+            _lay_out_variables(model, dist)
+        seed_everything(model, seed)
+        compile_for_translation(model, learning_rate=learning_rate,
+                                weight_decay=weight_decay, clipnorm=clipnorm,
+                                label_smoothing=label_smoothing, warmup_steps=warmup_steps,
+                                pad_id=pad_id, jit_compile=jit_compile,
+                                steps_per_execution=steps_per_execution, loss=loss,
+                                metrics=metrics)
+        initial_epoch, meta, done, resume_best = 0, {}, False, None
+        if checkpoint_dir is not None:
+            checkpointing.clean_stale_temp_files(checkpoint_dir)
+            last = os.path.join(checkpoint_dir, checkpointing.LAST_CHECKPOINT)
+            if resume and os.path.exists(last):
+                meta, resume_best = checkpointing.load_training_state(last, model)
+                initial_epoch = int(meta["epoch"])
+                done = bool(meta.get("stopped")) or initial_epoch >= epochs
+                if early is not None and "early_stopping" in meta:
+                    early.set_state(meta["early_stopping"], resume_best)
+        timer = _TrainTimer()
+        cbs = [timer]
+        if early is not None:
+            cbs.append(early)
+        ckpt = None
+        if checkpoint_dir is not None:
+            ckpt = checkpointing.TrainingCheckpoint(checkpoint_dir, early_stopping=early,
+                                                    monitor=monitor, resume_meta=meta)
+            cbs.append(ckpt)                      # after `early`: saves its updated state
+        cbs.extend(callbacks or [])
+        keras_history = None
+        if done:                                  # nothing left: restore the best weights
+            if early is not None and resume_best:
+                model.set_weights(resume_best)
+        else:
+            fit_kwargs = dict(epochs=epochs, initial_epoch=initial_epoch,
+                              validation_data=validation, callbacks=cbs, verbose=verbose)
+            if y is None:
+                keras_history = model.fit(x, **fit_kwargs)
+            else:
+                keras_history = model.fit(x, y, batch_size=batch_size, shuffle=shuffle,
+                                          **fit_kwargs)
+
+    history = {k: list(v) for k, v in meta.get("history", {}).items()}
+    if keras_history is not None:
+        for k, v in keras_history.history.items():
+            history.setdefault(k, []).extend(float(a) for a in v)
+    monitored = history.get(monitor, [])
+    best_epoch = int(np.argmin(monitored)) + 1 if monitored else None
+    if early is not None and monitored and keras_history is not None:
+        best_epoch = int(early.best_epoch) + 1
+    tokens = int(np.sum(y != pad_id)) if y is not None else None
+    seconds = float(sum(timer.seconds))
+    n_run = len(timer.seconds)
+    return TrainResult(
+        history=history,
+        epochs_run=len(monitored) if monitored else initial_epoch + n_run,
+        initial_epoch=initial_epoch,
+        best_epoch=best_epoch,
+        best_loss=float(monitored[best_epoch - 1]) if best_epoch else None,
+        stopped_early=bool(early is not None and early.stopped_epoch > 0) or
+        bool(meta.get("stopped")),
+        train_seconds=seconds,
+        target_tokens_per_epoch=tokens,
+        tokens_per_second=(tokens * n_run / seconds) if tokens and seconds > 0 else None,
+        checkpoint_dir=None if checkpoint_dir is None else os.path.abspath(checkpoint_dir),
+        keras_history=keras_history)
+
+
+class _null_scope:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
