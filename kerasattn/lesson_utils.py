@@ -41,10 +41,8 @@ DEFAULT_EPOCHS = 12
 QUICK_EPOCHS = 1
 QUICK_SIZES = dict(train=96, valid=24, test=24)
 QUICK_HPARAMS = dict(  # applied only to fields a model's config actually has
-    embed_dim=16, embedding_dim=16, units=16, hidden_units=16, enc_units=16, dec_units=16,
-    d_model=16, num_heads=2, d_ff=32, num_layers=1, num_encoder_layers=1,
-    num_decoder_layers=1, encoder_layers=1, decoder_layers=1, num_blocks=1, dropout=0.0,
-    attention_units=16, attn_units=16)
+    embed_dim=16, units=16, attention_units=16, d_model=16, num_heads=2, d_ff=32,
+    num_encoder_blocks=1, num_encoder_layers=1, num_decoder_layers=1, dropout=0.0)
 # Per-model training overrides in default mode (learning rate, warmup) live in the models'
 # own defaults; epochs are the shared budget so the evolution table compares like with like.
 
@@ -921,3 +919,63 @@ def backend_worker(checkpoint: str, request: str, result: str) -> int:
         load_seconds=load_seconds, forward_seconds=forward_seconds,
         translate_seconds=translate_seconds, sources=srcs, translations=list(hyps))))
     return 0
+
+
+# ---------------------------------------------------------------------------------------
+# Lesson 04 and 05 helpers
+# ---------------------------------------------------------------------------------------
+def compare_decoding(lesson: Lesson, trained: Trained, n_sentences: int = 8, beam: int = 4
+                     ) -> list[dict]:
+    """Decode test sentences greedily with and without the cache, and with a beam.
+
+    Prints a timing table and the sentences where beam search differs from greedy.
+    """
+    from kerasattn import decoding
+
+    d = lesson.data
+    srcs = [s for s, _ in _spread(sorted(d.test_pairs, key=lambda p: len(p[0].split())),
+                                  n_sentences)]
+    runs = []
+    outputs = {}
+    for label, kwargs in (("greedy, K/V cache", dict(beam_size=1, use_cache=True)),
+                          ("greedy, no cache", dict(beam_size=1, use_cache=False)),
+                          (f"beam {beam}, cache", dict(beam_size=beam, use_cache=True))):
+        decoding.translate(trained.model, srcs[:1], d.src_vocab, d.tgt_vocab, **kwargs)
+        start = time.perf_counter()
+        hyps = decoding.translate(trained.model, srcs, d.src_vocab, d.tgt_vocab, **kwargs)
+        if isinstance(hyps, tuple):
+            hyps = hyps[0]
+        seconds = time.perf_counter() - start
+        outputs[label] = hyps
+        runs.append(dict(decoder=label, seconds=seconds, ms_per_sentence=1000 * seconds /
+                         len(srcs)))
+    ref = outputs["greedy, K/V cache"]
+    print(format_table(["decoder", "total s", "ms/sentence", "same as cached greedy"],
+                       [[r["decoder"], f"{r['seconds']:.2f}", f"{r['ms_per_sentence']:.0f}",
+                         f"{sum(a == b for a, b in zip(outputs[r['decoder']], ref))}/"
+                         f"{len(ref)}"] for r in runs]))
+    beam_label = f"beam {beam}, cache"
+    diff = [(s, g, b) for s, g, b in zip(srcs, ref, outputs[beam_label]) if g != b]
+    print(f"beam search changed {len(diff)} of {len(srcs)} translations")
+    for s, g, b in diff[:3]:
+        print(f"  en:     {s}\n  greedy: {g}\n  beam:   {b}")
+    return runs
+
+
+def evolution_rows(lesson: Lesson) -> list[dict]:
+    """One row per model for the evolution table, training the models not yet measured."""
+    from kerasattn.cli import MODEL_NAMES
+
+    recorded = lesson.recorded(range(5))
+    rows = []
+    for name in MODEL_NAMES:
+        if name in lesson.results:
+            r = lesson.results[name]
+        elif name in recorded:
+            r = recorded[name]
+            print(f"{name}: reusing the result recorded by an earlier lesson")
+        else:
+            r = lesson.evaluate(lesson.train(name))
+        rows.append({k: r.get(k) for k in ("model", "params", "train_seconds",
+                                            "tokens_per_second", "bleu", "exact_match")})
+    return rows
