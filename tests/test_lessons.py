@@ -1,0 +1,76 @@
+"""Every lesson runs in quick mode and writes its figures (valid PNGs of the promised size).
+
+Lessons run in this process (on the test's backend) through the same entry point as
+`kerasattn lesson N`. They share one output root, as they would for a student, so lesson 05
+reuses the results lessons 00-04 recorded with the same settings instead of retraining.
+"""
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import keras
+import pytest
+
+from kerasattn import cli
+
+EXPECTED_FIGURES = {
+    0: ["architecture_seq2seq.png", "architecture_bahdanau.png",
+        "curves_with_without_attention.png", "bleu_vs_length.png", "attention_bahdanau.png"],
+    1: ["architecture_bahdanau_multihead.png", "attention_heads_bahdanau_multihead.png",
+        "curves_bahdanau_multihead.png"],
+    2: ["architecture_encoder_self_attention.png", "curves_encoder_self_attention.png",
+        "attention_encoder_self_attention.png"],
+    3: ["causal_mask_4x4.png", "architecture_decoder_self_attention.png",
+        "attention_cross_decoder_self_attention.png",
+        "attention_self_decoder_self_attention.png"],
+    4: ["positional_encoding.png", "architecture_transformer_decoder_on_gru.png",
+        "attention_cross_transformer_decoder_on_gru.png",
+        "attention_self_transformer_decoder_on_gru.png"],
+    5: ["architecture_transformer.png", "attention_cross_transformer.png",
+        "evolution_table.png"],
+}
+FIXED_SIZES = {"causal_mask_4x4.png": (440, 400), "positional_encoding.png": (800, 400),
+               "evolution_table.png": (900, 320), "bleu_vs_length.png": (640, 400)}
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path.name} is not a PNG"
+    assert data[-8:-4] == b"IEND", f"{path.name} is truncated"
+    return struct.unpack(">II", data[16:24])
+
+
+@pytest.fixture(scope="module")
+def out_root(tmp_path_factory):
+    return tmp_path_factory.mktemp("lessons")
+
+
+@pytest.mark.parametrize("number", range(6))
+def test_lesson_quick_writes_its_figures(number, out_root, capsys):
+    out = out_root / f"lesson_{number:02d}"
+    rc = cli.main(["lesson", str(number), "--quick", "--out", str(out)])
+    printed = capsys.readouterr().out
+    assert rc == 0, printed[-3000:]
+    record = json.loads((out / "results.json").read_text())
+    assert record["backend"] == keras.backend.backend()
+    assert record["settings"]["quick"] is True
+    for name in EXPECTED_FIGURES[number]:
+        path = out / name
+        assert path.is_file(), f"lesson {number} did not write {name}"
+        width, height = png_size(path)
+        assert width >= 200 and height >= 150
+        if name in FIXED_SIZES:
+            assert (width, height) == FIXED_SIZES[name], name
+        assert name in record["figures"]
+        assert name in printed  # the lesson says where its figures are
+    for model, r in record["models"].items():
+        assert 0.0 <= r["bleu"] <= 100.0 and 0.0 <= r["exact_match"] <= 1.0
+        assert r["params"] > 0 and r["history"]["loss"]
+
+
+def test_lesson_05_evolution_table_has_all_seven_models(out_root):
+    table = (out_root / "lesson_05" / "evolution_table.md").read_text().splitlines()
+    names = [line.split("|")[1].strip() for line in table[2:]]
+    assert names == list(cli.MODEL_NAMES)
