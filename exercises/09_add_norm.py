@@ -1,0 +1,97 @@
+"""Exercise 09: layer normalisation and the AddNorm residual block.
+
+Every Transformer sublayer (attention, feed-forward) is wrapped the same way, post-norm as
+in Vaswani et al. (2017) and the seeds:
+
+    AddNorm(x, y) = LayerNorm(x + Dropout(y))          y = Sublayer(x)
+
+    LayerNorm(z) = gamma * (z - mean(z)) / sqrt(var(z) + epsilon) + beta
+
+where mean and variance are taken over the *feature* axis of each position separately
+(not over the batch, not over time), and ``gamma``/``beta`` are learned per feature. The
+residual ``x + ...`` lets gradients flow straight through deep stacks; the normalisation
+keeps each position's activations at a stable scale.
+
+Shapes (symbols): ``B`` batch, ``T`` length, ``D`` features (``d_model``).
+
+    x, y   : (B, T, D)     the sublayer's input and output
+    gamma  : (D,)          weight "gamma" (initialised to ones)
+    beta   : (D,)          weight "beta" (initialised to zeros)
+    returns: (B, T, D)
+
+What to fill in:
+    1. ``layer_norm(x, gamma, beta, epsilon)``.
+    2. ``AddNorm.call``: dropout on ``y`` only, the residual sum, then your ``layer_norm``.
+       ``__init__``, ``build`` (weights "gamma" and "beta") and ``get_config`` are given.
+
+You may not import the kit's ``AddNorm`` or use ``keras.layers.LayerNormalization``: this
+exercise writes them.
+
+Hints:
+    * ``ops.mean(x, axis=-1, keepdims=True)`` and ``ops.var(...)``: keep the axis so the
+      statistics broadcast back over the features.
+    * epsilon goes *inside* the square root.
+    * The residual adds the sublayer's *input* ``x``: ``norm(x + y)``, not ``norm(y)``
+      and not ``x + norm(y)`` (that is the pre-norm variant, a different network).
+    * Pass ``training`` to the dropout layer so dropout is off at inference.
+
+Use ``keras.ops`` only. Self-check:
+``kerasattn grade exercises/09_add_norm.py --backend all``.
+"""
+import keras
+from keras import ops
+
+
+def layer_norm(x, gamma, beta, epsilon=1e-5):
+    """Layer normalisation over the last axis.
+
+    Args:
+        x: `(..., D)`.
+        gamma: scale `(D,)`.
+        beta: shift `(D,)`.
+        epsilon: added to the variance.
+
+    Returns:
+        `(..., D)`.
+    """
+    # BEGIN YOUR CODE
+    raise NotImplementedError("layer_norm: fill in the marked region")
+    # END YOUR CODE
+
+
+class AddNorm(keras.layers.Layer):
+    """Post-norm residual connection ``LayerNorm(x + Dropout(y))``.
+
+    Args:
+        dropout: dropout rate applied to the sublayer output `y`.
+        epsilon: LayerNorm epsilon.
+
+    Call arguments:
+        x: the sublayer input `(B, T, D)`.
+        y: the sublayer output `(B, T, D)`.
+        training: enables dropout.
+
+    Returns:
+        `(B, T, D)`.
+    """
+
+    def __init__(self, dropout=0.0, epsilon=1e-5, **kwargs):
+        super().__init__(**kwargs)
+        self.rate = float(dropout)
+        self.epsilon = float(epsilon)
+        self.dropout = keras.layers.Dropout(self.rate)
+
+    def build(self, x_shape, y_shape):
+        self.gamma = self.add_weight(name="gamma", shape=(x_shape[-1],), initializer="ones")
+        self.beta = self.add_weight(name="beta", shape=(x_shape[-1],), initializer="zeros")
+        self.built = True
+
+    def call(self, x, y, training=None):
+        # BEGIN YOUR CODE
+        raise NotImplementedError("AddNorm.call: fill in the marked region")
+        # END YOUR CODE
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(dropout=self.rate, epsilon=self.epsilon)
+        return config

@@ -1,0 +1,65 @@
+"""Exercise 11: one incremental decoding step with a key/value cache.
+
+At inference a Transformer decoder generates one token at a time. Re-running attention over
+the whole prefix at every step recomputes the keys and values of old tokens again and
+again; a *cache* keeps them. At step ``t`` the new token's key and value are written into
+slot ``t`` of the cache, and the new query attends to the cached keys ``0 .. t`` only:
+
+    K[:, t] <- k_t,   V[:, t] <- v_t
+    out_t   = softmax(q_t K[:, :t+1]^T / sqrt(d_h)) V[:, :t+1]
+
+Slots after ``t`` are still empty (zeros or stale values): they must be masked out, or the
+query would give weight exp(0) to every empty slot. Running this step for t = 0, 1, 2, ...
+must give exactly the rows of full causal self-attention over the sequence.
+
+Shapes (symbols): ``B`` batch, ``h`` heads, ``d_h`` head size, ``S_max`` cache length. The
+layout is the kit's (and keras-hub's): keys and values stacked on axis 1.
+
+    q_t, k_t, v_t : (B, 1, h, d_h)          the new token's projected query/key/value
+    cache         : (B, 2, S_max, h, d_h)   cache[:, 0] keys, cache[:, 1] values
+    index         : int                      t, the slot to write (0 <= t < S_max)
+    returns       : (out, new_cache) with out (B, 1, h, d_h), new_cache like cache
+
+What to fill in: ``cached_attention_step``.
+
+You may use the kit's ``masked_softmax`` (exercise 03) and ``causal_mask`` (exercise 07),
+both imported below. You may not import the kit's ``MultiHeadCross`` (it has this cache
+built in).
+
+Hints:
+    * Write into the cache with ``ops.slice_update(cache, (0, 0, index, 0, 0), update)``,
+      where ``update = ops.stack([k_t, v_t], axis=1)`` has shape `(B, 2, 1, h, d_h)`.
+      Return the *updated* cache.
+    * ``ops.einsum("bqhd,bkhd->bhqk", q, keys)`` gives the scores `(B, h, 1, S_max)`;
+      ``ops.einsum("bhqk,bkhd->bqhd", weights, values)`` the output `(B, 1, h, d_h)`.
+    * Key slot ``j`` is allowed iff ``j <= index``: ``causal_mask(1, S_max, offset=index)``
+      is exactly that `(1, S_max)` mask. The slot being written is allowed (the token
+      attends to itself).
+    * Scale by ``1 / sqrt(d_h)``.
+
+Use ``keras.ops`` only. Self-check:
+``kerasattn grade exercises/11_kv_cache_step.py --backend all``.
+"""
+import math
+
+from keras import ops
+
+from kerasattn.layers.masking import causal_mask, masked_softmax  # exercises 03, 07
+
+
+def cached_attention_step(q_t, k_t, v_t, cache, index):
+    """Attend one new query to the cached keys/values after writing its own into slot t.
+
+    Args:
+        q_t: query `(B, 1, h, d_h)`.
+        k_t: key `(B, 1, h, d_h)`.
+        v_t: value `(B, 1, h, d_h)`.
+        cache: `(B, 2, S_max, h, d_h)`.
+        index: the step `t` (int).
+
+    Returns:
+        `(out, new_cache)`: `(B, 1, h, d_h)` and `(B, 2, S_max, h, d_h)`.
+    """
+    # BEGIN YOUR CODE
+    raise NotImplementedError("cached_attention_step: fill in the marked region")
+    # END YOUR CODE

@@ -1,0 +1,69 @@
+"""Exercise 12: one step of beam search with a length penalty.
+
+Greedy decoding keeps the single best token at every step; beam search keeps the ``K``
+best *partial translations* (beams). One step extends every beam by every vocabulary word
+(``K x V`` candidates per sentence) and keeps the ``K`` best candidates overall: the top-k
+runs over beams *and* vocabulary together, not per beam.
+
+Candidates are ranked by their length-normalised log-probability (d2l, Wu et al. 2016):
+
+    score(y)  = sum_t log P(y_t | y_<t, x)           (kept in beam_scores)
+    rank(y)   = score(y) / L(y)^alpha                 L = number of generated tokens
+
+so that long translations are not punished just for having more (negative) terms.
+
+A beam that has already produced ``<eos>`` is finished: it may only be "extended" by
+``<eos>`` again, at no cost (its score and length stay the same); every other extension of
+a finished beam is impossible (score -1e9). Unfinished beams grow by one token.
+
+Shapes (symbols): ``B`` sentences, ``K`` beams, ``V`` vocabulary.
+
+    beam_scores    : (B, K) float   summed log-probabilities so far
+    beam_lengths   : (B, K) float   generated tokens so far (>= 1 for finished beams)
+    finished       : (B, K) bool    the beam has produced <eos>
+    next_log_probs : (B, K, V)      log P(next token | beam)
+    returns a dict:
+        "scores"   (B, K) float   summed log-probabilities of the kept candidates
+        "lengths"  (B, K) float   their lengths
+        "finished" (B, K) bool    whether they are finished
+        "beams"    (B, K) int     which old beam each comes from (0..K-1)
+        "tokens"   (B, K) int     the token appended (0..V-1)
+    ordered best first (by rank).
+
+What to fill in: ``beam_search_step``.
+
+Hints:
+    * Candidate scores: ``beam_scores[:, :, None] + next_log_probs`` -> `(B, K, V)`;
+      for finished beams replace that row by ``beam_scores`` at ``eos_id`` and -1e9 elsewhere
+      (``ops.where`` with ``finished[:, :, None]`` and ``ops.one_hot(eos_id, V)``).
+    * Candidate lengths: ``beam_lengths + 1`` where unfinished, unchanged where finished.
+    * Flatten to `(B, K*V)`, take ``ops.top_k(rank, k=K)``; the flat index ``i`` is beam
+      ``i // V`` and token ``i % V``.
+    * Gather the kept candidates' scores/lengths/finished with ``ops.take_along_axis``.
+
+Use ``keras.ops`` only. Self-check:
+``kerasattn grade exercises/12_beam_search_step.py --backend all``.
+"""
+from keras import ops
+
+NEG_INF = -1e9
+
+
+def beam_search_step(beam_scores, beam_lengths, finished, next_log_probs, alpha=0.75,
+                     eos_id=3):
+    """Extend K beams by one token and keep the K best by length-normalised score.
+
+    Args:
+        beam_scores: `(B, K)` summed log-probabilities.
+        beam_lengths: `(B, K)` lengths (float).
+        finished: `(B, K)` bool.
+        next_log_probs: `(B, K, V)` next-token log-probabilities.
+        alpha: length-penalty exponent (0 = no normalisation).
+        eos_id: id of `<eos>`.
+
+    Returns:
+        Dict with "scores", "lengths", "finished", "beams", "tokens", each `(B, K)`.
+    """
+    # BEGIN YOUR CODE
+    raise NotImplementedError("beam_search_step: fill in the marked region")
+    # END YOUR CODE

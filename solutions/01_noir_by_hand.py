@@ -1,0 +1,102 @@
+"""Exercise 01: attention by hand, generating "noir".
+
+The decoder has produced "Le chat" and must now produce "noir" (black). Its state after
+"Le chat" is the query ``s_2``; the encoder states of "The black cat sat" are the keys and
+the values. Compute the attention it pays to each English word, exactly as on paper.
+
+Shapes (symbols): ``T`` source length (here 4), ``d`` state size (here 2).
+
+    s_prev : (d,)      the decoder state s_{t-1} (here s_2)
+    h_enc  : (T, d)    the encoder states h_1 .. h_T
+
+Equations (Bahdanau et al., 2015, with the dot score):
+
+    e_i     = s_prev . h_i                       (1) dot-product score
+    alpha_i = exp(e_i) / sum_j exp(e_j)          (2) softmax over the source words
+    c       = sum_i alpha_i h_i                  (3) context vector
+
+What to fill in: the three functions ``dot_scores``, ``softmax`` and ``context_vector``;
+``attend_noir`` glues them together for the seed's numbers (already written).
+
+Hints:
+    * ``ops.matmul(h_enc, s_prev)`` multiplies a `(T, d)` matrix by a `(d,)` vector.
+    * Subtract the maximum score before ``ops.exp``: softmax is unchanged by a shift and
+      the exponentials cannot overflow. Do the softmax yourself here (no ``ops.softmax``):
+      this exercise is about seeing each step.
+    * Work it out on paper first: e_2 = 0.7*0.8 + 0.8*0.9 = 1.28 is the largest score, so
+      "black" gets the largest weight.
+
+Use ``keras.ops`` only, so the file runs on TensorFlow, JAX and PyTorch.
+Self-check: ``kerasattn grade exercises/01_noir_by_hand.py --backend all``.
+"""
+from keras import ops
+
+# Encoder states h_1..h_4 for "The", "black", "cat", "sat" (seed, week 4).
+H_ENC = [[0.1, 0.2], [0.8, 0.9], [0.5, 0.4], [0.3, 0.1]]
+# Decoder state s_2 after generating "Le chat".
+S_PREV = [0.7, 0.8]
+
+
+def dot_scores(s_prev, h_enc):
+    """Dot-product score of the query against every encoder state (equation 1).
+
+    Args:
+        s_prev: decoder state `(d,)`.
+        h_enc: encoder states `(T, d)`.
+
+    Returns:
+        Scores `e` of shape `(T,)`.
+    """
+    # BEGIN YOUR CODE
+    return ops.matmul(h_enc, s_prev)  # (T,): e_i = h_i . s_prev
+    # END YOUR CODE
+
+
+def softmax(scores):
+    """Softmax of a vector of scores (equation 2), written out step by step.
+
+    Args:
+        scores: `(T,)`.
+
+    Returns:
+        Weights `alpha` of shape `(T,)`: non-negative and summing to 1.
+    """
+    # BEGIN YOUR CODE
+    scores = ops.convert_to_tensor(scores)
+    exp = ops.exp(scores - ops.max(scores))  # (T,) shifted for stability
+    return exp / ops.sum(exp)  # (T,)
+    # END YOUR CODE
+
+
+def context_vector(weights, h_enc):
+    """Weighted sum of the encoder states (equation 3).
+
+    Args:
+        weights: attention weights `(T,)`.
+        h_enc: encoder states `(T, d)`.
+
+    Returns:
+        Context `c` of shape `(d,)`.
+    """
+    # BEGIN YOUR CODE
+    return ops.matmul(weights, h_enc)  # (d,): sum_i alpha_i h_i
+    # END YOUR CODE
+
+
+def attend_noir():
+    """The seed's hand computation: attention while generating "noir".
+
+    Returns:
+        `(scores, weights, context)` with shapes `(4,)`, `(4,)`, `(2,)`.
+    """
+    h_enc = ops.convert_to_tensor(H_ENC, dtype="float32")  # (T, d)
+    s_prev = ops.convert_to_tensor(S_PREV, dtype="float32")  # (d,)
+    scores = dot_scores(s_prev, h_enc)  # (T,)
+    weights = softmax(scores)  # (T,)
+    context = context_vector(weights, h_enc)  # (d,)
+    return scores, weights, context
+
+
+if __name__ == "__main__":
+    for name, value in zip(("scores", "weights", "context"), attend_noir()):
+        print(name, ops.convert_to_numpy(value).round(4))

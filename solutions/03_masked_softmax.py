@@ -1,0 +1,55 @@
+"""Exercise 03: masked softmax.
+
+Sentences in a batch have different lengths, so the source is padded with ``<pad>``
+(token id 0). Attention must put *zero* weight on padding, and the remaining weights must
+still sum to 1:
+
+    alpha_i = exp(e_i) [m_i] / sum_j exp(e_j) [m_j]
+
+where the mask ``m`` is boolean with ``True`` = keep (a real token) and ``[m_i]`` is 1 or 0.
+A row whose entries are *all* masked (for instance a padded query position) has no valid
+key at all: return a row of zeros there, never NaN (0/0) and never a uniform 1/n (the trap
+in d2l's ``masked_softmax``).
+
+Shapes (symbols): any shape, e.g. ``(B, T_q, T_k)``; the softmax runs over ``axis``.
+
+    scores : (..., T_k)   float
+    mask   : broadcastable to scores, bool (True = keep) or None (no masking)
+    returns: same shape as scores
+
+What to fill in: ``masked_softmax``.
+
+Hints:
+    * Replace masked scores by a large negative number with ``ops.where`` (e.g. -1e9),
+      then take the softmax: ``exp(-1e9)`` is 0.
+    * A fully masked row becomes all -1e9, whose softmax is uniform: multiply the result
+      by the mask (cast to float) to turn such rows into zeros.
+    * Check the direction of the mask: True means *keep*.
+    * Never let an ``inf - inf`` or ``0 / 0`` happen: NaN poisons the gradients too.
+
+Use ``keras.ops`` only (``ops.softmax`` is allowed here). Self-check:
+``kerasattn grade exercises/03_masked_softmax.py --backend all``.
+"""
+from keras import ops
+
+
+def masked_softmax(scores, mask=None, axis=-1):
+    """Softmax over ``axis`` that ignores masked entries; fully masked rows give zeros.
+
+    Args:
+        scores: float tensor, e.g. `(B, T_q, T_k)`.
+        mask: boolean tensor broadcastable to `scores` (True = keep), or None.
+        axis: the axis to normalise over (the keys).
+
+    Returns:
+        Weights with the shape of `scores`.
+    """
+    # BEGIN YOUR CODE
+    scores = ops.convert_to_tensor(scores)
+    if mask is None:
+        return ops.softmax(scores, axis=axis)
+    mask = ops.cast(mask, "bool")
+    filled = ops.where(mask, scores, ops.full_like(scores, -1e9))  # masked -> -1e9
+    weights = ops.softmax(filled, axis=axis)
+    return weights * ops.cast(mask, weights.dtype)  # fully masked rows -> 0
+    # END YOUR CODE

@@ -1,0 +1,55 @@
+"""Exercise 08: sinusoidal positional encoding (interleaved sin/cos).
+
+Attention is blind to order: permuting the source permutes the outputs the same way. The
+Transformer adds a position signal to each embedding (Vaswani et al., 2017):
+
+    PE[pos, 2i]   = sin(pos / 10000^(2i / d_model))
+    PE[pos, 2i+1] = cos(pos / 10000^(2i / d_model))
+
+Even feature columns hold sines, odd columns cosines, *interleaved* (sin, cos, sin, cos,
+...), and both members of the pair ``(2i, 2i+1)`` use the same frequency. (The TensorFlow
+tutorial concatenates all sines then all cosines: a different matrix.)
+
+``start_index`` shifts the positions: rows are ``pos = start_index .. start_index+T-1``.
+Incremental decoding needs it, so that the token generated at step t gets position t
+(d2l's greedy decoder gives every generated token position 0).
+
+Shapes (symbols): ``T`` length, ``d_model`` (even).
+
+    returns: (T, d_model) float32
+
+What to fill in: ``positional_encoding``.
+
+Hints:
+    * Build ``pos`` as a `(T, 1)` column and the frequencies ``1 / 10000^(2i/d_model)``
+      for ``2i = 0, 2, 4, ...`` as a `(d_model/2,)` row; their product is `(T, d_model/2)`.
+    * Interleave with ``ops.stack([sin, cos], axis=-1)`` -> `(T, d_model/2, 2)`, then
+      ``ops.reshape`` to `(T, d_model)`.
+    * Compute in float32; ``ops.arange(..., dtype="float32")``.
+
+Use ``keras.ops`` only. Self-check:
+``kerasattn grade exercises/08_positional_encoding.py --backend all``.
+"""
+from keras import ops
+
+
+def positional_encoding(length, d_model, start_index=0, max_wavelength=10000.0):
+    """The sinusoidal positional-encoding matrix.
+
+    Args:
+        length: number of positions `T`.
+        d_model: feature size (even).
+        start_index: position of the first row.
+        max_wavelength: the base (10000 in the paper).
+
+    Returns:
+        `(T, d_model)` float32 tensor.
+    """
+    # BEGIN YOUR CODE
+    pos = ops.arange(start_index, start_index + length, dtype="float32")[:, None]  # (T, 1)
+    two_i = ops.arange(0, d_model, 2, dtype="float32")  # (d_model/2,) = 0, 2, 4, ...
+    inv_freq = ops.power(max_wavelength, -two_i / d_model)  # 1 / 10000^(2i/d)
+    angles = pos * inv_freq[None, :]  # (T, d_model/2)
+    pe = ops.stack([ops.sin(angles), ops.cos(angles)], axis=-1)  # (T, d_model/2, 2)
+    return ops.reshape(pe, (length, d_model))  # (T, d_model): sin, cos, sin, cos, ...
+    # END YOUR CODE
