@@ -6,9 +6,18 @@ numbers) and the received shape. Unknown (``None``) dimensions are never checked
 from __future__ import annotations
 
 
+def _dim(d):
+    if d is None:
+        return None
+    try:
+        return int(d)
+    except Exception:  # a symbolic dimension (jax shape polymorphism, tf graph)
+        return None
+
+
 def static_shape(x) -> tuple:
     """The static shape of ``x`` as a tuple of ints / ``None`` (symbolic dims)."""
-    return tuple(None if d is None else int(d) for d in x.shape)
+    return tuple(_dim(d) for d in x.shape)
 
 
 def fmt(shape) -> str:

@@ -79,6 +79,8 @@ class MultiHeadCross(keras.layers.Layer):
         self.output_dense = keras.layers.EinsumDense(
             "bthk,hkd->btd", output_shape=(None, self.d_model),
             bias_axes="d" if use_bias else None, name="attention_output")
+        for dense in (self.query_dense, self.key_dense, self.value_dense):
+            dense.supports_masking = True  # position-wise: a padding mask stays valid
         self.dropout_layer = keras.layers.Dropout(self.dropout)
 
     def build(self, query_shape, value_shape, key_shape=None):
