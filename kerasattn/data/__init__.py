@@ -1,0 +1,26 @@
+"""Data for the course: the built-in corpus, the Tatoeba loader, vocabularies and batches.
+
+Public API::
+
+    from kerasattn.data import (builtin_corpus, generate_corpus, load_tatoeba, Corpus,
+                                Vocabulary, make_arrays, batch_iterator, TranslationDataset,
+                                normalize, detokenize)
+"""
+from kerasattn.data.batching import (INPUT_KEYS, LABEL_KEY, TranslationDataset, batch_iterator,
+                                     batch_plan, encode_batch, make_arrays)
+from kerasattn.data.corpus import SPLITS, Corpus, crossing_links, is_monotonic
+from kerasattn.data.synthetic import DEFAULTS, builtin_corpus, generate_corpus, generate_pair
+from kerasattn.data.tatoeba import (DEFAULT_URL, LoadReport, TatoebaDownloadError, load_tatoeba,
+                                    read_pairs)
+from kerasattn.data.text import detokenize, normalize, tokenize
+from kerasattn.data.vocab import SPECIAL_TOKENS, Vocabulary
+
+__all__ = [
+    "Corpus", "SPLITS", "crossing_links", "is_monotonic",
+    "builtin_corpus", "generate_corpus", "generate_pair", "DEFAULTS",
+    "load_tatoeba", "read_pairs", "LoadReport", "TatoebaDownloadError", "DEFAULT_URL",
+    "normalize", "tokenize", "detokenize",
+    "Vocabulary", "SPECIAL_TOKENS",
+    "make_arrays", "encode_batch", "batch_plan", "batch_iterator", "TranslationDataset",
+    "INPUT_KEYS", "LABEL_KEY",
+]

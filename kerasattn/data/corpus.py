@@ -54,7 +54,8 @@ class Corpus:
         alignments: for a generated corpus, ``{split: [alignment, ...]}`` where an
             alignment is the list of ``(source_index, target_index)`` word links the
             generator produced; ``None`` for real corpora.
-        info: how the corpus was made (generator settings, source file, load report ...).
+        info: how the corpus was made (generator settings, source file ...).
+        report: for a loaded file, the loader's report (lines read, skipped, filtered).
     """
 
     train: list[Pair]
@@ -62,6 +63,7 @@ class Corpus:
     test: list[Pair]
     alignments: dict[str, list[Alignment]] | None = None
     info: dict[str, Any] = dataclasses.field(default_factory=dict)
+    report: Any = None
 
     def split(self, name: str) -> list[Pair]:
         """Return the pairs of split ``name`` (``"train"``, ``"valid"`` or ``"test"``)."""
