@@ -1,0 +1,207 @@
+"""The Bahdanau decoder: a GRU whose input at step t carries the attention context c_t.
+
+Bahdanau, Cho and Bengio (2015), decoder step t (``s_prev`` = s_{t-1}, ``h_enc`` = the
+encoder annotations h_1..h_S):
+
+    e_tj    = score(s_{t-1}, h_j)                      attention from the *previous* state
+    alpha_t = masked_softmax_j(e_tj)                   padding gets weight 0
+    c_t     = sum_j alpha_tj h_j
+    s_t     = GRU([y_{t-1}; c_t], s_{t-1})             the context enters the recurrence
+    o_t     = [s_t; c_t]                               -> logits = W_o o_t + b_o (outside)
+
+This is attention *inside* the recurrence: c_t is computed before s_t and feeds it. The
+Luong-style shortcut (run the GRU first, attend from s_t afterwards) is a different model.
+
+``attention="additive"`` uses :class:`~kerasattn.layers.BahdanauAttention`
+(``e_tj = v^T tanh(W_q s_{t-1} + W_k h_j)``); ``attention="multihead"`` (step 1 of the
+path) uses :class:`~kerasattn.layers.MultiHeadCross` with the single query s_{t-1}, whose
+keys/values ``h_enc W_k``, ``h_enc W_v`` are projected once per sentence (a cross cache).
+"""
+from __future__ import annotations
+
+import keras
+from keras import ops
+
+from kerasattn.layers import BahdanauAttention, MultiHeadCross
+from kerasattn.models.common import IncrementalDecoder
+
+ATTENTIONS = ("additive", "multihead")
+
+
+@keras.saving.register_keras_serializable(package="kerasattn")
+class AttentionGRUDecoder(keras.layers.Layer):
+    """GRU decoder with attention computed from `s_{t-1}` inside the recurrence.
+
+    Args:
+        units: GRU state size `u`.
+        attention: "additive" (Bahdanau) or "multihead" (`MultiHeadCross`).
+        attention_units: hidden size of the additive score (additive only).
+        num_heads: number of heads `h` (multihead only).
+        d_attention: width of the multi-head context (multihead only; divisible by
+            `num_heads`).
+        attention_dropout: dropout on the attention weights (training only).
+
+    Call arguments:
+        inputs: embedded previous tokens `y_{t-1}`, `(B, T, E)` (teacher forcing).
+        memory: encoder annotations `h_enc`, `(B, S, D)`.
+        initial_state: `s_0`, `(B, u)`.
+        memory_mask: bool `(B, S)`, True = real source token. Pass it explicitly: Keras
+            masks do not survive recurrent layers.
+        return_attention: also return the weights of every step.
+        training: enables attention dropout.
+
+    Returns:
+        `outputs` `(B, T, u + C)` = `[s_t; c_t]` for every step (`C = D` for additive,
+        `d_attention` for multihead); with `return_attention` also the weights
+        `(B, T, h, S)` (`h = 1` for additive).
+    """
+
+    def __init__(self, units, attention="additive", attention_units=None, num_heads=1,
+                 d_attention=None, attention_dropout=0.0, **kwargs):
+        super().__init__(**kwargs)
+        if attention not in ATTENTIONS:
+            raise ValueError(f"AttentionGRUDecoder: `attention` must be one of "
+                             f"{ATTENTIONS}; received attention={attention!r}.")
+        self.units = int(units)
+        self.attention_kind = attention
+        self.attention_units = None if attention_units is None else int(attention_units)
+        self.num_heads = int(num_heads) if attention == "multihead" else 1
+        self.d_attention = None if d_attention is None else int(d_attention)
+        self.attention_dropout = float(attention_dropout)
+        if attention == "additive":
+            self.attention = BahdanauAttention(self.attention_units or self.units,
+                                               score="additive",
+                                               dropout=self.attention_dropout,
+                                               name="attention")
+        else:
+            if self.d_attention is None:
+                raise ValueError("AttentionGRUDecoder: attention='multihead' needs "
+                                 "`d_attention`; received d_attention=None.")
+            self.attention = MultiHeadCross(self.num_heads, self.d_attention,
+                                            dropout=self.attention_dropout,
+                                            name="attention")
+        self.cell = keras.layers.GRUCell(self.units, name="gru_cell")
+
+    def build(self, inputs_shape, memory_shape, initial_state_shape=None):
+        if len(inputs_shape) != 3 or len(memory_shape) != 3:
+            raise ValueError(
+                "AttentionGRUDecoder: `inputs` must be (B, T, E) and `memory` (B, S, D); "
+                f"received shapes {tuple(inputs_shape)} and {tuple(memory_shape)}.")
+        if self.attention_kind == "additive":
+            self.attention.build((None, self.units), tuple(memory_shape))
+        else:
+            self.attention.build((None, 1, self.units), tuple(memory_shape))
+        self.cell.build((None, inputs_shape[-1] + self.context_dim(memory_shape[-1])))
+        self.built = True
+
+    def context_dim(self, memory_dim):
+        """Size `C` of the context vector c_t."""
+        return memory_dim if self.attention_kind == "additive" else self.d_attention
+
+    def precompute(self, memory):
+        """Per-sentence work done once: the multi-head keys/values `(B, 2, S, h, d_h)`.
+
+        Returns None for the additive score (its `W_k h_j` is cheap and stays inside the
+        tested `BahdanauAttention` layer).
+        """
+        if self.attention_kind == "additive":
+            return None
+        keys = self.attention.key_dense(memory)  # K = h_enc W_k: (B, S, h, d_h)
+        values = self.attention.value_dense(memory)  # V = h_enc W_v: (B, S, h, d_h)
+        return ops.stack([keys, values], axis=1)  # (B, 2, S, h, d_h)
+
+    def step(self, x_t, s_prev, memory, memory_mask=None, keys=None, training=None):
+        """One decoder step.
+
+        Args:
+            x_t: embedded previous token `y_{t-1}`, `(B, E)`.
+            s_prev: previous state `s_{t-1}`, `(B, u)`.
+            memory: `h_enc` `(B, S, D)`; memory_mask: `(B, S)` bool.
+            keys: the output of :meth:`precompute` (multihead only).
+
+        Returns:
+            `(s_t (B, u), c_t (B, C), weights (B, h, S))`.
+        """
+        if self.attention_kind == "additive":
+            c_t, alpha = self.attention(s_prev, memory, memory_mask=memory_mask,
+                                        training=training)  # (B, D), (B, S)
+            weights = alpha[:, None, :]  # (B, 1, S)
+        else:
+            out, alpha, _ = self.attention(s_prev[:, None, :], memory,
+                                           value_mask=memory_mask, cache=keys,
+                                           return_attention_scores=True,
+                                           training=training)  # (B,1,C), (B,h,1,S)
+            c_t, weights = out[:, 0, :], alpha[:, :, 0, :]  # (B, C), (B, h, S)
+        x = ops.concatenate([x_t, ops.cast(c_t, x_t.dtype)], axis=-1)  # [y_{t-1}; c_t]
+        s_t, _ = self.cell(x, [s_prev], training=training)  # s_t = GRU(x, s_{t-1})
+        return s_t, c_t, weights
+
+    def call(self, inputs, memory, initial_state, memory_mask=None,
+             return_attention=False, training=None):
+        keys = self.precompute(memory)
+        batch, src_len = ops.shape(memory)[0], ops.shape(memory)[1]
+        c_dim = self.context_dim(memory.shape[-1])
+        c0 = ops.zeros((batch, c_dim), dtype=initial_state.dtype)  # (B, C)
+        w0 = ops.zeros((batch, self.num_heads, src_len), dtype=initial_state.dtype)
+
+        def body(carry, x_t):
+            s_t, c_t, w_t = self.step(x_t, carry[0], memory, memory_mask, keys,
+                                      training=training)
+            new = (s_t, ops.cast(c_t, s_t.dtype), ops.cast(w_t, s_t.dtype))
+            return new, new  # TensorFlow's scan wants the emitted structure = the carry
+
+        xs = ops.transpose(inputs, (1, 0, 2))  # time-major (T, B, E)
+        _, (states, contexts, weights) = ops.scan(body, (initial_state, c0, w0), xs)
+        outputs = ops.concatenate([states, contexts], axis=-1)  # (T, B, u + C)
+        outputs = ops.transpose(outputs, (1, 0, 2))  # (B, T, u + C)
+        if return_attention:
+            return outputs, ops.transpose(weights, (1, 0, 2, 3))  # (B, T, h, S)
+        return outputs
+
+    def compute_output_spec(self, inputs, memory, initial_state, memory_mask=None,
+                            return_attention=False, training=None):
+        b, t = inputs.shape[0], inputs.shape[1]
+        out = keras.KerasTensor((b, t, self.units + self.context_dim(memory.shape[-1])),
+                                dtype=self.compute_dtype)
+        if return_attention:
+            return out, keras.KerasTensor((b, t, self.num_heads, memory.shape[1]),
+                                          dtype=self.compute_dtype)
+        return out
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(units=self.units, attention=self.attention_kind,
+                      attention_units=self.attention_units, num_heads=self.num_heads,
+                      d_attention=self.d_attention,
+                      attention_dropout=self.attention_dropout)
+        return config
+
+
+class RecurrentAttentionDecoder(IncrementalDecoder):
+    """Incremental decoding for the models with an :class:`AttentionGRUDecoder`.
+
+    State: ``memory`` `(B, S, D)`, ``mask`` `(B, S)`, ``s`` = s_{t-1} `(B, u)` and, for
+    multi-head attention, ``keys`` (the projected memory, computed once).
+    """
+
+    encoder_outputs = ("encoder_memory", "source_mask", "bridge")
+
+    def __init__(self, model):
+        super().__init__(model)
+        self.decoder = model.get_layer("attention_decoder")
+
+    def init_state(self, state, max_length):
+        memory = state["encoder_memory"]
+        new = {"memory": memory, "mask": state["source_mask"], "s": state["bridge"]}
+        keys = self.decoder.precompute(memory)
+        if keys is not None:
+            new["keys"] = keys
+        return new
+
+    def step(self, token, state, t):
+        x_t = self.embed(token)[:, 0, :]  # (B, E)
+        s_t, c_t, weights = self.decoder.step(x_t, state["s"], state["memory"],
+                                              state["mask"], state.get("keys"))
+        o_t = ops.concatenate([s_t, ops.cast(c_t, s_t.dtype)], axis=-1)  # [s_t; c_t]
+        logits = self.output_projection(o_t)  # (B, V)
+        return logits, dict(state, s=s_t), {"cross": weights[:, None]}  # (B, 1, h, S)

@@ -1,0 +1,75 @@
+"""Bahdanau attention (Bahdanau, Cho and Bengio, 2015).
+
+Encoder: a bidirectional GRU, annotations ``h_j = [h_j(fwd); h_j(bwd)]`` `(B, S, 2u)`.
+Decoder: :class:`~kerasattn.models.attention_decoder.AttentionGRUDecoder` with the additive
+score; at each step the context is computed from the previous state s_{t-1} and enters the
+GRU input:
+
+    s_0 = tanh(W_s h_1(bwd))
+    e_tj = v^T tanh(W_q s_{t-1} + W_k h_j),  alpha_t = masked_softmax(e_t),  c_t = sum alpha h
+    s_t = GRU([y_{t-1}; c_t], s_{t-1}),      logits_t = W_o [s_t; c_t] + b_o
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import keras
+
+from kerasattn.models.attention_decoder import AttentionGRUDecoder, RecurrentAttentionDecoder
+from kerasattn.models.common import ModelConfig, SourcePaddingMask, finish_model, model_inputs
+from kerasattn.models.encoders import bigru_encoder
+from kerasattn.models.registry import register_model
+
+
+@dataclasses.dataclass
+class BahdanauConfig(ModelConfig):
+    """Hyperparameters of `bahdanau`.
+
+    Attributes:
+        embed_dim: embedding size `E` (source and target).
+        units: GRU units `u`: per encoder direction (annotations are `2u` wide) and in
+            the decoder.
+        attention_units: hidden size of the additive score.
+        dropout: dropout on the embeddings and on `[s_t; c_t]` before the output layer.
+    """
+
+    embed_dim: int = 64
+    units: int = 64
+    attention_units: int = 64
+    dropout: float = 0.1
+
+
+def build_recurrent_attention_model(name, src_vocab_size, tgt_vocab_size, *, embed_dim,
+                                    encoder_units, decoder_units, dropout,
+                                    attention="additive", attention_units=None,
+                                    num_heads=1, d_attention=None, num_encoder_blocks=0,
+                                    d_ff=None) -> keras.Model:
+    """Bidirectional-GRU encoder (+ optional self-attention blocks) and a Bahdanau decoder.
+
+    Shared by `bahdanau`, `bahdanau_multihead` (multi-head attention in the decoder) and
+    `encoder_self_attention` (plus Transformer encoder blocks on the GRU outputs).
+    """
+    src, tgt = model_inputs()
+    src_mask = SourcePaddingMask(name="source_mask")(src)  # (B, S)
+    h_enc, h_bwd = bigru_encoder(src, src_mask, src_vocab_size, embed_dim, encoder_units,
+                                 dropout=dropout, num_blocks=num_encoder_blocks,
+                                 num_heads=num_heads, d_ff=d_ff)  # (B, S, 2u), (B, u)
+    s0 = keras.layers.Dense(decoder_units, activation="tanh", name="bridge")(h_bwd)
+    y = keras.layers.Embedding(tgt_vocab_size, embed_dim, name="tgt_embedding")(tgt)
+    y = keras.layers.Dropout(dropout, name="tgt_dropout")(y)
+    decoder = AttentionGRUDecoder(decoder_units, attention=attention,
+                                  attention_units=attention_units, num_heads=num_heads,
+                                  d_attention=d_attention, name="attention_decoder")
+    o = decoder(y, h_enc, s0, memory_mask=src_mask)  # [s_t; c_t]: (B, T, u + C)
+    o = keras.layers.Dropout(dropout, name="output_dropout")(o)
+    logits = keras.layers.Dense(tgt_vocab_size, name="output_projection")(o)  # (B, T, V)
+    return finish_model(name, src, tgt, logits)
+
+
+@register_model("bahdanau", BahdanauConfig, RecurrentAttentionDecoder)
+def build_bahdanau(config: BahdanauConfig, src_vocab_size: int,
+                   tgt_vocab_size: int) -> keras.Model:
+    return build_recurrent_attention_model(
+        "bahdanau", src_vocab_size, tgt_vocab_size, embed_dim=config.embed_dim,
+        encoder_units=config.units, decoder_units=config.units, dropout=config.dropout,
+        attention="additive", attention_units=config.attention_units)

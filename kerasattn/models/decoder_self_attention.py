@@ -1,0 +1,113 @@
+"""Step 3 of the path: masked self-attention and cross-attention before a GRU decoder.
+
+The encoder is step 2's. The decoder first lets every target position attend to its own
+history (causal mask), then to the encoder, and a GRU runs over the result:
+
+    Y = LayerNorm(X + MHA(X, X, X, M_causal))           X = Embed(y_<t)
+    Z = LayerNorm(Y + MHA(Y, H_enc, H_enc))             padding of the source masked
+    s_t = GRU(z_t, s_{t-1}),   logits_t = W_o s_t + b_o
+
+No positional encoding yet: the causal mask and the GRU that follows carry the order (step 4
+adds positions when the GRU goes away). Incremental decoding caches the self-attention
+keys/values (written at step t) and projects the cross-attention keys/values once.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import keras
+from keras import ops
+
+from kerasattn.layers import AddNorm, MultiHeadCross
+from kerasattn.models.common import (IncrementalDecoder, ModelConfig, SourcePaddingMask,
+                                     finish_model, model_inputs)
+from kerasattn.models.encoders import bigru_encoder
+from kerasattn.models.registry import register_model
+from kerasattn.models.transformer_decoder import cross_cache, init_self_cache
+
+
+@dataclasses.dataclass
+class DecoderSelfAttentionConfig(ModelConfig):
+    """Hyperparameters of `decoder_self_attention`.
+
+    Attributes:
+        embed_dim: source embedding size `E`.
+        d_model: width of the annotations (`d_model / 2` GRU units per direction), of
+            the target embeddings and of both decoder attentions.
+        num_heads: heads `h`.
+        d_ff: feed-forward size of the encoder blocks.
+        num_encoder_blocks: self-attention blocks on the encoder GRU outputs.
+        units: decoder GRU state size.
+        dropout: dropout on embeddings, attention weights and sublayer outputs.
+    """
+
+    embed_dim: int = 64
+    d_model: int = 128
+    num_heads: int = 4
+    d_ff: int = 256
+    num_encoder_blocks: int = 1
+    units: int = 128
+    dropout: float = 0.1
+
+
+class DecoderSelfAttentionAdapter(IncrementalDecoder):
+    """State: ``memory``, ``mask``, ``s`` = s_{t-1}, ``self_cache``, ``cross_cache``."""
+
+    encoder_outputs = ("encoder_memory", "source_mask", "bridge")
+
+    def __init__(self, model):
+        super().__init__(model)
+        self.self_attention = model.get_layer("decoder_self_attention")
+        self.add_norm_1 = model.get_layer("decoder_add_norm_1")
+        self.cross_attention = model.get_layer("decoder_cross_attention")
+        self.add_norm_2 = model.get_layer("decoder_add_norm_2")
+        self.cell = model.get_layer("decoder_gru").cell
+
+    def init_state(self, state, max_length):
+        memory = state["encoder_memory"]
+        batch = ops.shape(memory)[0]
+        return {"memory": memory, "mask": state["source_mask"], "s": state["bridge"],
+                "self_cache": init_self_cache(self.self_attention, batch, max_length),
+                "cross_cache": cross_cache(self.cross_attention, memory)}
+
+    def step(self, token, state, t):
+        x = self.embed(token)  # (B, 1, d)
+        a1, w1, cache = self.self_attention(
+            x, x, cache=state["self_cache"], cache_update_index=t,
+            return_attention_scores=True)  # keys 0..t: (B, 1, d), (B, h, 1, T_max)
+        y = self.add_norm_1(x, a1)  # Y = LN(X + MHA(X, X, X, M_causal))
+        a2, w2, _ = self.cross_attention(y, state["memory"], value_mask=state["mask"],
+                                      cache=state["cross_cache"],
+                                      return_attention_scores=True)  # (B,1,d), (B,h,1,S)
+        z = self.add_norm_2(y, a2)  # Z = LN(Y + MHA(Y, H_enc, H_enc))
+        s_t, _ = self.cell(z[:, 0, :], [state["s"]])  # s_t = GRU(z_t, s_{t-1})
+        logits = self.output_projection(s_t)  # (B, V)
+        attention = {"self": w1[:, None, :, 0, :],  # (B, 1, h, T_max)
+                     "cross": w2[:, None, :, 0, :]}  # (B, 1, h, S)
+        return logits, dict(state, s=s_t, self_cache=cache), attention
+
+
+@register_model("decoder_self_attention", DecoderSelfAttentionConfig,
+                DecoderSelfAttentionAdapter)
+def build_decoder_self_attention(config: DecoderSelfAttentionConfig, src_vocab_size: int,
+                                 tgt_vocab_size: int) -> keras.Model:
+    src, tgt = model_inputs()
+    src_mask = SourcePaddingMask(name="source_mask")(src)  # (B, S)
+    h_enc, h_bwd = bigru_encoder(src, src_mask, src_vocab_size, config.embed_dim,
+                                 config.d_model // 2, dropout=config.dropout,
+                                 num_blocks=config.num_encoder_blocks,
+                                 num_heads=config.num_heads, d_ff=config.d_ff)
+    s0 = keras.layers.Dense(config.units, activation="tanh", name="bridge")(h_bwd)
+    x = keras.layers.Embedding(tgt_vocab_size, config.d_model, name="tgt_embedding")(tgt)
+    x = keras.layers.Dropout(config.dropout, name="tgt_dropout")(x)  # X: (B, T, d)
+    a1 = MultiHeadCross(config.num_heads, config.d_model, dropout=config.dropout,
+                        name="decoder_self_attention")(x, x, use_causal_mask=True)
+    y = AddNorm(config.dropout, name="decoder_add_norm_1")(x, a1)  # Y = LN(X + MHA_mask)
+    a2 = MultiHeadCross(config.num_heads, config.d_model, dropout=config.dropout,
+                        name="decoder_cross_attention")(y, h_enc, value_mask=src_mask)
+    z = AddNorm(config.dropout, name="decoder_add_norm_2")(y, a2)  # Z = LN(Y + MHA(Y,H,H))
+    s = keras.layers.GRU(config.units, return_sequences=True,
+                         name="decoder_gru")(z, initial_state=s0)  # (B, T, u)
+    s = keras.layers.Dropout(config.dropout, name="output_dropout")(s)
+    logits = keras.layers.Dense(tgt_vocab_size, name="output_projection")(s)  # (B, T, V)
+    return finish_model("decoder_self_attention", src, tgt, logits)
