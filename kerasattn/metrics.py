@@ -1,0 +1,370 @@
+"""Evaluation: BLEU (sacrebleu), exact match, and masked token loss and accuracy.
+
+Two kinds of measures live here:
+
+* sentence-level scores on text (:func:`corpus_bleu`, :func:`bleu_by_length`,
+  :func:`exact_match`): hypotheses and references are the kit's normalised strings; they
+  are detokenized (:func:`kerasattn.data.detokenize`) and scored by sacrebleu with its
+  standard ``13a`` tokenizer, so numbers are comparable with published BLEU;
+* token-level losses and metrics on tensors, written with ``keras.ops`` so they run on
+  TensorFlow, JAX and PyTorch. Padding (id 0) is excluded: with labels ``y`` (B, T),
+  logits ``z`` (B, T, V) and mask ``m = [y != <pad>]``,
+
+      CE = sum_{b,t} m_bt * l_bt / sum_{b,t} m_bt,
+      l_bt = -(1 - eps) log p(y_bt) - eps * mean_v log p(v)      (label smoothing eps)
+
+  Counting padding would reward a model for predicting ``<pad>`` after the sentence ends,
+  the mistake behind the inflated accuracies of some tutorials (see
+  :func:`unmasked_accuracy`).
+
+The Keras objects (:class:`MaskedSparseCategoricalCrossentropy`, :class:`MaskedAccuracy`,
+:class:`MaskedCrossEntropyMetric`) are registered for ``.keras`` serialization and plug
+into ``model.compile``.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import keras
+from keras import ops
+
+from kerasattn.data.text import detokenize
+
+__all__ = ["corpus_bleu", "bleu_by_length", "exact_match", "masked_sparse_ce",
+           "masked_token_ce", "masked_accuracy", "unmasked_accuracy",
+           "MaskedSparseCategoricalCrossentropy", "MaskedAccuracy", "MaskedCrossEntropyMetric"]
+
+
+# ------------------------------------------------------------------------ text scores
+def _check_texts(hyps, refs):
+    if isinstance(hyps, str) or isinstance(refs, str):
+        raise ValueError("hyps and refs must be lists of sentences, received a single string")
+    hyps, refs = list(hyps), list(refs)
+    if len(hyps) != len(refs):
+        raise ValueError(f"hyps and refs must have the same length, received {len(hyps)} "
+                         f"hypotheses and {len(refs)} references")
+    if not hyps:
+        raise ValueError("hyps and refs are empty: nothing to score")
+    bad = [i for i, s in enumerate(hyps + refs) if not isinstance(s, str)]
+    if bad:
+        i = bad[0]
+        which = f"hyps[{i}]" if i < len(hyps) else f"refs[{i - len(hyps)}]"
+        raise ValueError(f"{which} must be a str, received {type((hyps + refs)[i]).__name__}")
+    return hyps, refs
+
+
+def corpus_bleu(hyps: Sequence[str], refs: Sequence[str], detok: bool = True) -> float:
+    """Corpus BLEU (0-100) with sacrebleu, one reference per sentence.
+
+    Args:
+        hyps: model translations, normalised token strings.
+        refs: reference translations, same format and length.
+        detok: detokenize both sides first (the kit's strings are tokenized); sacrebleu
+            then applies its standard 13a tokenization.
+
+    Returns:
+        BLEU as a float in [0, 100].
+    """
+    import sacrebleu
+
+    hyps, refs = _check_texts(hyps, refs)
+    if detok:
+        hyps, refs = [detokenize(h) for h in hyps], [detokenize(r) for r in refs]
+    return float(sacrebleu.corpus_bleu(hyps, [refs]).score)
+
+
+def exact_match(hyps: Sequence[str], refs: Sequence[str]) -> float:
+    """Share (0-1) of hypotheses whose tokens equal the reference's tokens."""
+    hyps, refs = _check_texts(hyps, refs)
+    return sum(h.split() == r.split() for h, r in zip(hyps, refs)) / len(hyps)
+
+
+def bleu_by_length(srcs: Sequence[str], hyps: Sequence[str], refs: Sequence[str],
+                   buckets=10) -> list[dict]:
+    """Corpus BLEU per source-length bucket (the data of the BLEU-versus-length figure).
+
+    Args:
+        srcs: source sentences (their token counts define the buckets).
+        hyps, refs: translations and references, as for :func:`corpus_bleu`.
+        buckets: an int width (buckets ``1..w``, ``w+1..2w`` ...), or ascending edges
+            ``[e0, e1, ..., ek]``: bucket i holds lengths ``e_i < n <= e_{i+1}``.
+
+    Returns:
+        One dict per bucket: ``label`` ("11-20"), ``lo``, ``hi`` (inclusive), ``n``
+        (sentences), ``bleu`` (None for an empty bucket) and ``exact_match``.
+    """
+    hyps, refs = _check_texts(hyps, refs)
+    srcs = list(srcs)
+    if len(srcs) != len(hyps):
+        raise ValueError(f"srcs must have one sentence per hypothesis: received {len(srcs)} "
+                         f"sources and {len(hyps)} hypotheses")
+    lengths = [len(s.split()) for s in srcs]
+    if isinstance(buckets, int):
+        if buckets < 1:
+            raise ValueError(f"buckets must be a width >= 1 or a list of edges, received "
+                             f"{buckets}")
+        top = max(lengths)
+        edges = list(range(0, top + buckets, buckets))
+        if edges[-1] < top:
+            edges.append(edges[-1] + buckets)
+    else:
+        edges = [int(e) for e in buckets]
+        if len(edges) < 2 or any(b <= a for a, b in zip(edges, edges[1:])):
+            raise ValueError(f"buckets must be at least two ascending edges, received "
+                             f"{list(buckets)}")
+    out = []
+    for lo, hi in zip(edges, edges[1:]):
+        idx = [i for i, n in enumerate(lengths) if lo < n <= hi]
+        h, r = [hyps[i] for i in idx], [refs[i] for i in idx]
+        out.append(dict(label=f"{lo + 1}-{hi}", lo=lo + 1, hi=hi, n=len(idx),
+                        bleu=corpus_bleu(h, r) if idx else None,
+                        exact_match=exact_match(h, r) if idx else None))
+    return out
+
+
+# ------------------------------------------------------------------------ token losses
+def _weights(labels, pad_id, sample_weight, dtype):
+    w = ops.cast(ops.not_equal(labels, pad_id), dtype)  # (B, T) 1 = real token
+    if sample_weight is not None:
+        sw = ops.cast(ops.convert_to_tensor(sample_weight), dtype)
+        while len(sw.shape) < len(w.shape):
+            sw = ops.expand_dims(sw, -1)  # (B,) -> (B, 1)
+        w = w * sw
+    return w
+
+
+def masked_token_ce(labels, logits, label_smoothing: float = 0.0, from_logits: bool = True):
+    """Per-token cross-entropy ``l_bt`` (B, T), padding NOT removed (see the module doc).
+
+    Args:
+        labels: (B, T) int target ids.
+        logits: (B, T, V) unnormalised scores (or probabilities if ``from_logits=False``).
+        label_smoothing: eps in [0, 1): the target is ``(1 - eps) one_hot + eps / V``.
+        from_logits: whether ``logits`` are logits.
+
+    Returns:
+        (B, T) float tensor.
+    """
+    logits = ops.convert_to_tensor(logits)
+    if logits.dtype not in ("float32", "float64"):
+        logits = ops.cast(logits, "float32")
+    labels = ops.cast(ops.convert_to_tensor(labels), "int32")
+    if len(logits.shape) != len(labels.shape) + 1:
+        raise ValueError(f"logits must have one more axis than labels: expected labels "
+                         f"(B, T) and logits (B, T, V), received labels {tuple(labels.shape)} "
+                         f"and logits {tuple(logits.shape)}")
+    if from_logits:
+        log_p = ops.log_softmax(logits, axis=-1)                          # (B, T, V)
+    else:
+        log_p = ops.log(ops.clip(logits, 1e-7, 1.0))
+    nll = -ops.squeeze(ops.take_along_axis(log_p, ops.expand_dims(labels, -1), axis=-1),
+                       axis=-1)                                           # (B, T)
+    if label_smoothing:
+        smooth = -ops.mean(log_p, axis=-1)                                # (B, T)
+        return (1.0 - label_smoothing) * nll + label_smoothing * smooth
+    return nll
+
+
+def masked_sparse_ce(labels, logits, pad_id: int = 0, label_smoothing: float = 0.0,
+                     from_logits: bool = True, sample_weight=None):
+    """Mean cross-entropy over the non-padding tokens (0 when there are none).
+
+    Args:
+        labels: (B, T) int target ids; ``pad_id`` marks padding.
+        logits: (B, T, V).
+        pad_id: id excluded from the mean.
+        label_smoothing: eps in [0, 1).
+        from_logits: whether ``logits`` are logits (else probabilities).
+        sample_weight: optional (B,) or (B, T) weights, multiplied with the mask.
+
+    Returns:
+        A scalar tensor: ``sum(m * w * l) / sum(m * w)``.
+    """
+    _check_smoothing(label_smoothing)
+    per_token = masked_token_ce(labels, logits, label_smoothing, from_logits)   # (B, T)
+    w = _weights(ops.convert_to_tensor(labels), pad_id, sample_weight, per_token.dtype)
+    total = ops.sum(per_token * w)
+    count = ops.sum(w)
+    return total / ops.maximum(count, 1e-12)
+
+
+def masked_accuracy(labels, logits, pad_id: int = 0, sample_weight=None):
+    """Share of non-padding tokens whose argmax prediction equals the label.
+
+    Args:
+        labels: (B, T) int ids.
+        logits: (B, T, V) scores, or (B, T) predicted ids.
+        pad_id: id excluded from the count.
+        sample_weight: optional (B,) or (B, T) weights.
+
+    Returns:
+        A scalar tensor in [0, 1] (0 when there is no real token).
+    """
+    correct, count = _accuracy_sums(labels, logits, pad_id, sample_weight)
+    return correct / ops.maximum(count, 1e-12)
+
+
+def unmasked_accuracy(labels, logits):
+    """Token accuracy that counts padding as tokens: what a plain
+    ``sparse_categorical_accuracy`` reports on padded batches. For comparison only."""
+    labels = ops.cast(ops.convert_to_tensor(labels), "int32")
+    pred = _predictions(labels, logits)
+    return ops.mean(ops.cast(ops.equal(pred, labels), "float32"))
+
+
+def _predictions(labels, logits):
+    logits = ops.convert_to_tensor(logits)
+    if len(logits.shape) == len(labels.shape) + 1:
+        return ops.cast(ops.argmax(logits, axis=-1), "int32")
+    if len(logits.shape) == len(labels.shape):
+        return ops.cast(logits, "int32")
+    raise ValueError(f"logits must be (B, T, V) scores or (B, T) ids for labels "
+                     f"{tuple(labels.shape)}, received {tuple(logits.shape)}")
+
+
+def _accuracy_sums(labels, logits, pad_id, sample_weight):
+    labels = ops.cast(ops.convert_to_tensor(labels), "int32")
+    pred = _predictions(labels, logits)                                   # (B, T)
+    w = _weights(labels, pad_id, sample_weight, "float32")
+    correct = ops.sum(ops.cast(ops.equal(pred, labels), "float32") * w)
+    return correct, ops.sum(w)
+
+
+def _check_smoothing(label_smoothing):
+    if not isinstance(label_smoothing, (int, float)) or not 0.0 <= label_smoothing < 1.0:
+        raise ValueError(f"label_smoothing must be a float in [0, 1), received "
+                         f"{label_smoothing!r}")
+
+
+def _check_pad(pad_id):
+    if not isinstance(pad_id, int) or isinstance(pad_id, bool) or pad_id < 0:
+        raise ValueError(f"pad_id must be an int >= 0, received {pad_id!r}")
+
+
+# ------------------------------------------------------------------------ Keras objects
+@keras.saving.register_keras_serializable(package="kerasattn")
+class MaskedSparseCategoricalCrossentropy(keras.losses.Loss):
+    """Sparse categorical cross-entropy averaged over non-padding tokens.
+
+    Use with ``model.compile(loss=MaskedSparseCategoricalCrossentropy())`` for a model
+    that outputs logits (B, T, V) and labels (B, T). The value of a batch is
+    :func:`masked_sparse_ce`: the mean over its real tokens (padding and ``sample_weight``
+    0 excluded), whatever the amount of padding.
+
+    Args:
+        pad_id: label id to ignore (0).
+        label_smoothing: eps in [0, 1).
+        from_logits: the model outputs logits (True) or probabilities.
+        name: loss name.
+        reduction, dtype: as for ``keras.losses.Loss`` (the reduction is always the masked
+            token mean; the argument is kept for config compatibility).
+
+    Call arguments:
+        y_true: (B, T) int ids.
+        y_pred: (B, T, V) logits.
+        sample_weight: optional (B,) or (B, T).
+    """
+
+    def __init__(self, pad_id: int = 0, label_smoothing: float = 0.0, from_logits: bool = True,
+                 name: str = "masked_sparse_categorical_crossentropy",
+                 reduction: str = "sum_over_batch_size", dtype=None):
+        super().__init__(name=name, reduction=reduction, dtype=dtype)
+        _check_pad(pad_id)
+        _check_smoothing(label_smoothing)
+        self.pad_id = pad_id
+        self.label_smoothing = float(label_smoothing)
+        self.from_logits = bool(from_logits)
+
+    def call(self, y_true, y_pred):
+        """Per-token losses (B, T) with padding set to 0."""
+        per_token = masked_token_ce(y_true, y_pred, self.label_smoothing, self.from_logits)
+        return per_token * _weights(ops.convert_to_tensor(y_true), self.pad_id, None,
+                                    per_token.dtype)
+
+    def __call__(self, y_true, y_pred, sample_weight=None):
+        return masked_sparse_ce(y_true, y_pred, self.pad_id, self.label_smoothing,
+                                self.from_logits, sample_weight)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(pad_id=self.pad_id, label_smoothing=self.label_smoothing,
+                      from_logits=self.from_logits)
+        return config
+
+
+class _MaskedMean(keras.metrics.Metric):
+    """A ratio of two running sums (numerator over real tokens, number of real tokens).
+
+    Subclasses define ``_sums(y_true, y_pred, sample_weight) -> (numerator, count)``.
+    """
+
+    def __init__(self, pad_id: int = 0, name=None, dtype=None):
+        super().__init__(name=name, dtype=dtype)
+        _check_pad(pad_id)
+        self.pad_id = pad_id
+        self.total = self.add_variable(shape=(), initializer="zeros", name="total",
+                                       dtype="float32")
+        self.count = self.add_variable(shape=(), initializer="zeros", name="count",
+                                       dtype="float32")
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        total, count = self._sums(y_true, y_pred, sample_weight)
+        self.total.assign(self.total + ops.cast(total, "float32"))
+        self.count.assign(self.count + ops.cast(count, "float32"))
+
+    def result(self):
+        return self.total / ops.maximum(self.count, 1e-12)
+
+    def reset_state(self):
+        self.total.assign(0.0)
+        self.count.assign(0.0)
+
+    def get_config(self):
+        return {**super().get_config(), "pad_id": self.pad_id}
+
+
+@keras.saving.register_keras_serializable(package="kerasattn")
+class MaskedAccuracy(_MaskedMean):
+    """Token accuracy over non-padding tokens, accumulated over all batches of an epoch.
+
+    Args:
+        pad_id: label id to ignore (0).
+        name, dtype: as for ``keras.metrics.Metric``.
+
+    Call arguments (``update_state``):
+        y_true: (B, T) int ids.
+        y_pred: (B, T, V) scores or (B, T) ids.
+        sample_weight: optional (B,) or (B, T).
+    """
+
+    def __init__(self, pad_id: int = 0, name: str = "masked_accuracy", dtype=None):
+        super().__init__(pad_id=pad_id, name=name, dtype=dtype)
+
+    def _sums(self, y_true, y_pred, sample_weight):
+        return _accuracy_sums(y_true, y_pred, self.pad_id, sample_weight)
+
+
+@keras.saving.register_keras_serializable(package="kerasattn")
+class MaskedCrossEntropyMetric(_MaskedMean):
+    """Cross-entropy per real token over a whole epoch (an exact token mean, unlike the
+    average of per-batch losses Keras reports for the loss); ``exp`` of it is perplexity.
+
+    Args:
+        pad_id: label id to ignore (0).
+        from_logits: whether predictions are logits.
+        name, dtype: as for ``keras.metrics.Metric``.
+    """
+
+    def __init__(self, pad_id: int = 0, from_logits: bool = True,
+                 name: str = "masked_cross_entropy", dtype=None):
+        super().__init__(pad_id=pad_id, name=name, dtype=dtype)
+        self.from_logits = bool(from_logits)
+
+    def _sums(self, y_true, y_pred, sample_weight):
+        per_token = masked_token_ce(y_true, y_pred, 0.0, self.from_logits)  # (B, T)
+        w = _weights(ops.convert_to_tensor(y_true), self.pad_id, sample_weight,
+                     per_token.dtype)
+        return ops.sum(per_token * w), ops.sum(w)
+
+    def get_config(self):
+        return {**super().get_config(), "from_logits": self.from_logits}
