@@ -1,0 +1,213 @@
+"""kerasattn.training: the one training path (loss masking, validation masks, seed,
+early stopping, crash-safe checkpoints, resume, warmup schedule, argument errors)."""
+from __future__ import annotations
+
+import os
+
+import keras
+import numpy as np
+import pytest
+
+from conftest import to_numpy
+from test_training_helpers import LOSS_KW, tiny_attention, tiny_gru, tiny_pairs
+
+from kerasattn import checkpointing, training
+from kerasattn.schedules import TransformerSchedule
+
+
+def _build(fn, seed=7, **kw):
+    keras.utils.set_random_seed(seed)
+    return fn(**kw)
+
+
+def _weights_equal(a, b):
+    return all(np.array_equal(x, y) for x, y in zip(a, b))
+
+
+# ----------------------------------------------------------------------------- schedule
+
+
+def test_transformer_schedule_matches_paper_formula():
+    d_model, warmup = 64, 10
+    sched = TransformerSchedule.from_d_model(d_model, warmup)
+    steps = np.array([0, 1, 4, 9, 10, 40, 399])
+    got = np.array([float(to_numpy(sched(s))) for s in steps])
+    n = steps + 1.0                                      # the paper counts steps from 1
+    want = d_model ** -0.5 * np.minimum(n ** -0.5, n * warmup ** -1.5)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert steps[got.argmax()] + 1 == warmup             # peak at step == warmup_steps
+    restored = keras.saving.deserialize_keras_object(
+        keras.saving.serialize_keras_object(sched))
+    assert isinstance(restored, TransformerSchedule)
+    assert restored.get_config() == sched.get_config()
+    with pytest.raises(ValueError, match="warmup_steps"):
+        TransformerSchedule(1e-3, 0)
+    with pytest.raises(ValueError, match="peak_learning_rate"):
+        TransformerSchedule(-1.0, 10)
+
+
+def test_warmup_schedule_drives_the_optimizer():
+    model = _build(tiny_gru)
+    data = tiny_pairs(8)
+    result = training.train(model, data, epochs=1, batch_size=4, warmup_steps=4,
+                            learning_rate=2e-3, early_stopping_patience=None, **LOSS_KW)
+    lr = float(to_numpy(model.optimizer.learning_rate))   # after 2 steps: peak * 3/4
+    np.testing.assert_allclose(lr, 2e-3 * 3 / 4, rtol=1e-6)
+    assert result.epochs_run == 1
+
+
+# ----------------------------------------------------------------------------- masking
+
+
+def test_validation_uses_the_training_masks_and_padding_is_ignored():
+    """Frozen weights (lr ~ 0): the training step's loss on ``data`` equals the validation
+    loss on the same pairs with extra all-pad source and target columns, and a manual
+    masked loss of ``model(x, training=False)``. The model derives its causal and padding
+    masks from the token ids, so any mask that differed between training and validation,
+    or padding that leaked into the loss, would break the equality."""
+    data = tiny_pairs(8)
+    padded = {k: np.pad(v, ((0, 0), (0, 3))) for k, v in data.items()}
+    model = _build(tiny_attention)
+    r = training.train(model, data, padded, epochs=1, batch_size=8, learning_rate=1e-12,
+                       weight_decay=0.0, early_stopping_patience=None, **LOSS_KW)
+    np.testing.assert_allclose(r.history["loss"][0], r.history["val_loss"][0], rtol=1e-5)
+    x = {k: data[k] for k in ("encoder_inputs", "decoder_inputs")}
+    manual = float(to_numpy(LOSS_KW["loss"](data["labels"], model(x, training=False))))
+    np.testing.assert_allclose(r.history["val_loss"][0], manual, rtol=1e-5)
+
+
+# ----------------------------------------------------------------------------- seed, fit
+
+
+def test_training_overfits_a_few_pairs():
+    data = tiny_pairs(8)
+    model = _build(tiny_gru)
+    r = training.train(model, data, epochs=25, batch_size=8, learning_rate=3e-2,
+                       label_smoothing=0.0, early_stopping_patience=None, **LOSS_KW)
+    loss = r.history["loss"]
+    assert loss[-1] < 0.25 * loss[0], loss
+    assert r.target_tokens_per_epoch == int((data["labels"] != 0).sum())
+    assert r.tokens_per_second > 0
+
+
+def test_same_seed_same_losses():
+    data = tiny_pairs(8)
+    runs = []
+    for seed in (3, 3, 4):
+        model = _build(tiny_gru, dropout=0.3)             # same initial weights every time
+        r = training.train(model, data, epochs=2, batch_size=4, learning_rate=1e-2,
+                           early_stopping_patience=None, seed=seed, **LOSS_KW)
+        runs.append(r.history["loss"])
+    assert runs[0] == runs[1]                         # bit-identical on this backend
+    assert runs[0] != runs[2]                         # the seed drives shuffling and dropout
+
+
+def test_early_stopping_restores_best_weights():
+    train_d = tiny_pairs(8, seed=0)
+    valid_d = tiny_pairs(8, seed=1)
+    valid_d["labels"] = np.where(valid_d["labels"] > 0, 4, 0).astype("int32")  # unlearnable
+    model = _build(tiny_gru)
+    r = training.train(model, train_d, valid_d, epochs=30, batch_size=4, learning_rate=3e-2,
+                       early_stopping_patience=2, **LOSS_KW)
+    val = r.history["val_loss"]
+    assert r.stopped_early and len(val) < 30
+    assert r.best_epoch == int(np.argmin(val)) + 1 and r.best_loss == min(val)
+    now = model.evaluate({k: valid_d[k] for k in ("encoder_inputs", "decoder_inputs")},
+                         valid_d["labels"], batch_size=4, verbose=0)
+    now = now[0] if isinstance(now, list) else now
+    np.testing.assert_allclose(now, min(val), rtol=1e-5)
+
+
+# ----------------------------------------------------------------------------- checkpoints
+
+
+def test_crash_during_checkpoint_write_keeps_previous_checkpoint(tmp_path, monkeypatch):
+    data = tiny_pairs(8)
+    model = _build(tiny_gru)
+    training.train(model, data, data, epochs=1, batch_size=4, checkpoint_dir=str(tmp_path),
+                   early_stopping_patience=None, **LOSS_KW)
+    last = tmp_path / checkpointing.LAST_CHECKPOINT
+    best = tmp_path / checkpointing.BEST_WEIGHTS
+    assert last.exists() and best.exists()
+    saved = model.get_weights()
+    before = last.read_bytes()
+
+    def crash_midway(file, **arrays):                  # writes half a file, then dies
+        file.write(b"PK\x03\x04" + b"\x00" * 100)
+        raise KeyboardInterrupt("simulated crash during checkpoint write")
+
+    model.set_weights([w + 1.0 for w in saved])
+    monkeypatch.setattr(checkpointing.np, "savez", crash_midway)
+    with pytest.raises(KeyboardInterrupt):
+        checkpointing.save_training_state(str(last), model, {"epoch": 99})
+    monkeypatch.undo()
+
+    def half_h5(tmp):
+        with open(tmp, "wb") as f:
+            f.write(b"\x89HDF\r\n")
+        raise OSError("disk full (simulated)")
+
+    with pytest.raises(OSError):
+        checkpointing.atomic_write(str(best), half_h5)
+    assert last.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [checkpointing.LAST_CHECKPOINT, checkpointing.BEST_WEIGHTS])   # no temp files left
+    fresh = _build(tiny_gru, seed=99)
+    meta, _ = checkpointing.load_training_state(str(last), fresh)
+    assert meta["epoch"] == 1 and _weights_equal(fresh.get_weights(), saved)
+    fresh2 = _build(tiny_gru, seed=98)
+    fresh2.load_weights(str(best))
+    assert _weights_equal(fresh2.get_weights(), saved)
+    # a crash that killed the process leaves a stale temp file: the next run removes it
+    (tmp_path / ".tmp-abc-last.ckpt.npz").write_bytes(b"partial")
+    assert len(checkpointing.clean_stale_temp_files(str(tmp_path))) == 1
+
+
+def test_resume_continues_exactly_where_it_stopped(tmp_path):
+    data = tiny_pairs(8)
+    kw = dict(batch_size=8, learning_rate=1e-2, shuffle=False, early_stopping_patience=5,
+              **LOSS_KW)
+    full = _build(tiny_gru)
+    r_full = training.train(full, data, data, epochs=4, **kw)
+    part = _build(tiny_gru)
+    r1 = training.train(part, data, data, epochs=2, checkpoint_dir=str(tmp_path), **kw)
+    resumed = _build(tiny_gru, seed=123)                  # different init: all comes from disk
+    r2 = training.train(resumed, data, data, epochs=4, checkpoint_dir=str(tmp_path),
+                        resume=True, **kw)
+    assert r1.epochs_run == 2 and r2.initial_epoch == 2 and r2.epochs_run == 4
+    assert int(to_numpy(resumed.optimizer.iterations)) == 4      # 4 epochs x 1 step
+    np.testing.assert_allclose(r2.history["loss"], r_full.history["loss"], rtol=1e-5)
+    np.testing.assert_allclose(r2.history["val_loss"], r_full.history["val_loss"], rtol=1e-5)
+    for a, b in zip(resumed.get_weights(), full.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+# ----------------------------------------------------------------------------- errors
+
+
+def test_bad_arguments_raise_clear_value_errors():
+    data = tiny_pairs(4)
+    model = tiny_gru()
+    with pytest.raises(ValueError, match=r"missing keys \['labels'\]"):
+        training.train(model, {k: data[k] for k in ("encoder_inputs", "decoder_inputs")},
+                       epochs=1)
+    bad = dict(data, labels=data["labels"][:, :-1])
+    with pytest.raises(ValueError, match=r"labels \(4, 4\)"):
+        training.train(model, bad, epochs=1)
+    with pytest.raises(ValueError, match="epochs"):
+        training.train(model, data, epochs=0)
+    with pytest.raises(ValueError, match="label_smoothing"):
+        training.train(model, data, epochs=1, label_smoothing=1.5)
+    with pytest.raises(ValueError, match="checkpoint_dir"):
+        training.train(model, data, epochs=1, resume=True)
+    with pytest.raises(ValueError, match="distribution"):
+        training.train(model, data, epochs=1, distribution="model_parallel")
+
+
+def test_data_parallel_off_jax_names_the_backend(backend):
+    if backend == "jax":
+        dist = training.data_parallel()                     # all local devices
+        assert isinstance(dist, keras.distribution.DataParallel)
+        return
+    with pytest.raises(ValueError, match=f"(?s)'{backend}'.*JAX"):
+        training.train(tiny_gru(), tiny_pairs(4), epochs=1, distribution="data_parallel")

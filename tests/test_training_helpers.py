@@ -1,0 +1,71 @@
+"""Tiny models and data for the training tests (kept independent of kerasattn.models)."""
+from __future__ import annotations
+
+import keras
+import numpy as np
+
+BOS, EOS = 2, 3
+
+
+def tiny_pairs(n=8, s=6, t=5, vocab=12, seed=0):
+    """Random int pairs with ragged lengths: make_arrays-style dict of int32 arrays.
+
+    The target is a fixed function of the source (reverse, then +1 mod), so it is learnable.
+    """
+    rng = np.random.default_rng(seed)
+    enc = np.zeros((n, s), "int32")
+    dec = np.zeros((n, t), "int32")
+    lab = np.zeros((n, t), "int32")
+    for i in range(n):
+        length = int(rng.integers(2, min(s, t - 1) + 1))
+        x = rng.integers(4, vocab, length)
+        y = (x[::-1] - 4 + 1) % (vocab - 4) + 4
+        enc[i, :length] = x
+        dec[i, :length + 1] = [BOS, *y]
+        lab[i, :length + 1] = [*y, EOS]
+    return {"encoder_inputs": enc, "decoder_inputs": dec, "labels": lab}
+
+
+def tiny_gru(src_vocab=12, tgt_vocab=12, d=16, dropout=0.0):
+    """Embedding + GRU encoder, GRU decoder started from the encoder state, Dense logits."""
+    enc_in = keras.Input((None,), dtype="int32", name="encoder_inputs")
+    dec_in = keras.Input((None,), dtype="int32", name="decoder_inputs")
+    e = keras.layers.Embedding(src_vocab, d, mask_zero=True)(enc_in)
+    _, h = keras.layers.GRU(d, return_state=True)(e)
+    y = keras.layers.Embedding(tgt_vocab, d)(dec_in)
+    y = keras.layers.GRU(d, return_sequences=True)(y, initial_state=h)
+    y = keras.layers.Dropout(dropout)(y)
+    logits = keras.layers.Dense(tgt_vocab)(y)
+    return keras.Model({"encoder_inputs": enc_in, "decoder_inputs": dec_in}, logits)
+
+
+@keras.saving.register_keras_serializable(package="kerasattn_tests")
+class _TokenMask(keras.layers.Layer):
+    def call(self, ids):
+        return keras.ops.not_equal(ids, 0)
+
+
+def tiny_attention(src_vocab=12, tgt_vocab=12, d=16, dropout=0.0):
+    """Causal self-attention decoder + cross-attention, masks derived from the token ids."""
+    enc_in = keras.Input((None,), dtype="int32", name="encoder_inputs")
+    dec_in = keras.Input((None,), dtype="int32", name="decoder_inputs")
+    src_mask = _TokenMask()(enc_in)                                      # (B, S)
+    h = keras.layers.Embedding(src_vocab, d)(enc_in)
+    y = keras.layers.Embedding(tgt_vocab, d)(dec_in)
+    y = y + keras.layers.MultiHeadAttention(2, d // 2, dropout=dropout)(
+        y, y, use_causal_mask=True)
+    y = y + keras.layers.MultiHeadAttention(2, d // 2, dropout=dropout)(
+        y, h, attention_mask=src_mask[:, None, :])
+    logits = keras.layers.Dense(tgt_vocab)(y)
+    return keras.Model({"encoder_inputs": enc_in, "decoder_inputs": dec_in}, logits)
+
+
+def masked_ce(y_true, y_pred):
+    """Stand-in for kerasattn.metrics' masked loss (until that module lands)."""
+    ops = keras.ops
+    mask = ops.cast(ops.not_equal(y_true, 0), "float32")
+    ce = keras.losses.sparse_categorical_crossentropy(y_true, y_pred, from_logits=True)
+    return ops.sum(ce * mask) / ops.maximum(ops.sum(mask), 1.0)
+
+
+LOSS_KW = {"loss": masked_ce, "metrics": []}
