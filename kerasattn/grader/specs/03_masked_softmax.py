@@ -1,0 +1,124 @@
+"""Checks for exercise 03: masked softmax (True = keep; a fully masked row gives zeros)."""
+import numpy as np
+
+from kerasattn.grader import properties as P
+from kerasattn.grader.spec import Case, Compare, Property, Spec, Variant
+
+
+def _tensor(x, dtype):
+    import keras
+
+    return keras.ops.convert_to_tensor(np.asarray(x), dtype=dtype)
+
+
+# -- case "keys": a (B, 1, T_k) padding mask broadcast over the queries ---------------
+def build_keys(rng):
+    scores = rng.normal(size=(2, 3, 4))
+    scores[0, :, 2] = 50.0  # a large score on a padded key: it must still get weight 0
+    mask = np.array([[[True, True, False, True]],
+                     [[False, False, False, False]]])  # sentence 1 is fully masked
+    return {"scores": scores, "mask": mask}
+
+
+def run_keys(student, inputs):
+    return {"weights": student.masked_softmax(_tensor(inputs["scores"], "float32"),
+                                              _tensor(inputs["mask"], "bool"))}
+
+
+def expected_keys(inputs):
+    from kerasattn.reference import masked_softmax
+
+    return {"weights": masked_softmax(inputs["scores"], inputs["mask"])}
+
+
+# -- case "axis": normalise over axis 1 with a (B, T, 1) mask ---------------------------
+def build_axis(rng):
+    mask = np.array([[[True], [True], [False], [True]],
+                     [[True], [False], [False], [False]]])
+    return {"scores": rng.normal(size=(2, 4, 3)), "mask": mask}
+
+
+def run_axis(student, inputs):
+    return {"weights": student.masked_softmax(_tensor(inputs["scores"], "float32"),
+                                              _tensor(inputs["mask"], "bool"), axis=1)}
+
+
+def expected_axis(inputs):
+    from kerasattn.reference import masked_softmax
+
+    return {"weights": masked_softmax(inputs["scores"], inputs["mask"], axis=1)}
+
+
+# -- case "no_mask": mask=None is a plain softmax ----------------------------------------
+def build_none(rng):
+    return {"scores": rng.normal(size=(2, 3))}
+
+
+def run_none(student, inputs):
+    return {"weights": student.masked_softmax(_tensor(inputs["scores"], "float32"))}
+
+
+def expected_none(inputs):
+    from kerasattn.reference import softmax
+
+    return {"weights": softmax(inputs["scores"])}
+
+
+# -- known mistakes (float64, for the "keys" case) -------------------------------------
+def _inverted(inputs):
+    from kerasattn.reference import masked_softmax
+
+    return masked_softmax(inputs["scores"], ~inputs["mask"])
+
+
+def _uniform_rows(inputs):
+    from kerasattn.reference import softmax
+
+    s = np.where(np.broadcast_to(inputs["mask"], inputs["scores"].shape),
+                 inputs["scores"], -1e9)
+    return softmax(s)  # a fully masked row comes out uniform (the d2l trap)
+
+
+def _after_softmax(inputs):
+    from kerasattn.reference import softmax
+
+    return softmax(inputs["scores"]) * inputs["mask"]
+
+
+def _wrong_axis(inputs):
+    from kerasattn.reference import masked_softmax
+
+    return masked_softmax(inputs["scores"], inputs["mask"], axis=-2)
+
+
+KEY_VARIANTS = [
+    Variant("inverted mask (kept the padded keys)", _inverted,
+            "True means keep: masked entries are where the mask is False."),
+    Variant("fully masked row gives 1/n instead of zeros", _uniform_rows,
+            "Multiply the softmax by the mask so a row with no kept key becomes all zeros."),
+    Variant("mask applied after the softmax", _after_softmax,
+            "Mask the scores before the softmax, so the kept weights still sum to 1."),
+    Variant("softmax over the wrong axis (queries instead of keys)", _wrong_axis,
+            "Normalise over `axis` (the last axis by default)."),
+]
+
+
+SPEC = Spec(
+    exercise="03_masked_softmax",
+    title="Masked softmax",
+    forbidden=["kerasattn.layers", "keras.layers.Softmax"],
+    cases=[Case("keys", build_keys, run_keys, expected_keys),
+           Case("axis", build_axis, run_axis, expected_axis, seed=1),
+           Case("no_mask", build_none, run_none, expected_none, seed=2)],
+    checks=[
+        Compare("weights with a padding mask (incl. a fully masked sentence)", case="keys",
+                output="weights", points=4, variants=KEY_VARIANTS),
+        Property("no NaN or inf", case="keys", fn=P.all_finite("weights"), points=1),
+        Property("rows sum to 1, fully masked rows to 0", case="keys",
+                 fn=P.rows_sum_to_one("weights"), points=1),
+        Property("masked keys get weight 0", case="keys",
+                 fn=P.zero_where_masked("weights", "mask"), points=1),
+        Compare("softmax over axis=1", case="axis", output="weights", points=2),
+        Compare("mask=None is a plain softmax", case="no_mask", output="weights", points=1),
+    ],
+)
