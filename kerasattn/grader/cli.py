@@ -1,0 +1,72 @@
+"""``kerasattn grade [PATH ...] --backend B --format F [--output FILE]``."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from kerasattn.grader.engine import BACKENDS
+
+
+def _default_backend() -> str:
+    b = os.environ.get("KERAS_BACKEND")
+    if not b:
+        try:
+            with open(Path.home() / ".keras" / "keras.json") as f:
+                b = json.load(f).get("backend")
+        except (OSError, ValueError):
+            b = None
+    return b if b in BACKENDS else "tensorflow"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="kerasattn grade",
+        description="Grade exercise files against the float64 references, each check in a "
+                    "sandboxed process, on one or every Keras backend.")
+    p.add_argument("paths", nargs="*", default=None, metavar="PATH",
+                   help="exercise files or folders (default: ./exercises)")
+    p.add_argument("--backend", default=None, choices=list(BACKENDS) + ["all"],
+                   help="backend(s) to grade on (default: KERAS_BACKEND, else tensorflow)")
+    p.add_argument("--format", default="text", choices=["text", "json", "gradescope"])
+    p.add_argument("--output", default=None, help="write the results here (default: stdout)")
+    p.add_argument("--timeout", type=float, default=None,
+                   help="cap on each check's wall time in seconds (default: the spec's, 20)")
+    p.add_argument("--memory-mb", type=int, default=None,
+                   help="memory each check may allocate (default: the spec's, 1024)")
+    p.add_argument("--spec-dir", default=None, help="folder of check specs (default: the kit's)")
+    p.add_argument("--sandbox-user", default=None,
+                   help="run student code as this user (the grader must run as root)")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``kerasattn grade``. Returns 0 when results were written."""
+    from kerasattn.grader import report
+    from kerasattn.grader.engine import Grader
+
+    args = build_parser().parse_args(argv)
+    backends = list(BACKENDS) if args.backend == "all" else [args.backend or _default_backend()]
+    paths = args.paths or ["exercises"]
+    progress = None if args.quiet else (lambda m: print(m, file=sys.stderr, flush=True))
+    t0 = time.monotonic()
+    try:
+        grader = Grader(backends, spec_dir=args.spec_dir, timeout=args.timeout,
+                        memory_mb=args.memory_mb, sandbox_user=args.sandbox_user,
+                        progress=progress)
+        result = grader.grade(paths)
+        text = report.WRITERS[args.format](result)
+    except Exception as exc:  # noqa: BLE001 - the results file must always be valid
+        result = report.failure_result(backends, f"{type(exc).__name__}: {exc}",
+                                       time.monotonic() - t0)
+        text = report.WRITERS[args.format](result)
+    if args.output:
+        report.write_atomic(args.output, text)
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    return 0

@@ -1,0 +1,118 @@
+"""Property-check builders for specs: each returns ``fn(outputs, inputs) -> None | message``.
+
+They run in the parent on validated float64 outputs (see docs/GRADER_FORMAT.md).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from kerasattn.grader.compare import _idx
+
+
+def _get(outputs, key):
+    if key not in outputs:
+        raise KeyError(f"output {key!r} missing")
+    return outputs[key]
+
+
+def rows_sum_to_one(output: str, axis: int = -1, atol: float = 1e-4, allow_zero_rows=True):
+    """Every slice along ``axis`` sums to 1 (or to 0 for a fully masked row)."""
+
+    def fn(outputs, inputs):
+        w = _get(outputs, output)
+        if w.ndim == 0:
+            return f"{output} is a scalar, expected an array of weights"
+        sums = w.sum(axis=axis)
+        ok = np.abs(sums - 1.0) <= atol
+        if allow_zero_rows:
+            ok |= np.abs(sums) <= atol
+        if ok.all():
+            if (w < -atol).any():
+                return f"{output} has negative weights (min {w.min():.3g})"
+            return None
+        bad = np.argwhere(~ok)[0]
+        return (f"{output} rows (axis {axis}) must sum to 1: the row at {_idx(bad)} sums "
+                f"to {sums[tuple(bad)]:.6g} (softmax over the wrong axis?)")
+
+    return fn
+
+
+def all_finite(output: str):
+    def fn(outputs, inputs):
+        w = _get(outputs, output)
+        bad = ~np.isfinite(w)
+        if bad.any():
+            return f"{output} has {int(bad.sum())} non-finite entries, first at {_idx(np.argwhere(bad)[0])}"
+        return None
+
+    return fn
+
+
+def causal(output: str, atol: float = 1e-6, offset: int = 0):
+    """Attention weights ``(..., T_q, T_k)`` are zero above the diagonal (j > i + offset)."""
+
+    def fn(outputs, inputs):
+        w = _get(outputs, output)
+        t_q, t_k = w.shape[-2:]
+        future = np.arange(t_k)[None, :] > np.arange(t_q)[:, None] + offset
+        leak = np.abs(w) * future > atol
+        if leak.any():
+            where = np.argwhere(leak)[0]
+            return (f"{output}: query {where[-2]} attends to future key {where[-1]} "
+                    f"(weight {w[tuple(where)]:.3g}); the causal mask must hide keys j > i")
+        return None
+
+    return fn
+
+
+def zero_where_masked(output: str, mask_input: str, atol: float = 1e-6):
+    """Weights are zero wherever the input mask (broadcast to the weights) is False."""
+
+    def fn(outputs, inputs):
+        w = _get(outputs, output)
+        mask = np.broadcast_to(np.asarray(inputs[mask_input]).astype(bool), w.shape)
+        leak = (np.abs(w) > atol) & ~mask
+        if leak.any():
+            where = np.argwhere(leak)[0]
+            return (f"{output} is {w[tuple(where)]:.3g} at masked position {_idx(where)}: "
+                    "masked keys must get weight 0 (inverted mask?)")
+        return None
+
+    return fn
+
+
+def same_where(output_a: str, output_b: str, keep_input: str | None = None, atol=1e-5,
+               what="padding invariance"):
+    """``output_a == output_b`` where ``inputs[keep_input]`` (broadcast) is True.
+
+    Use for padding invariance (run twice with different padded tokens) and causality by
+    perturbation (run twice with different future tokens).
+    """
+
+    def fn(outputs, inputs):
+        a, b = _get(outputs, output_a), _get(outputs, output_b)
+        if a.shape != b.shape:
+            return f"{what}: {output_a} {a.shape} and {output_b} {b.shape} differ in shape"
+        keep = np.ones(a.shape, bool)
+        if keep_input is not None:
+            k = np.asarray(inputs[keep_input]).astype(bool)
+            k = k.reshape(k.shape + (1,) * (a.ndim - k.ndim))
+            keep = np.broadcast_to(k, a.shape)
+        diff = np.abs(a - b) * keep
+        if (diff > atol).any():
+            where = np.unravel_index(int(np.argmax(diff)), diff.shape)
+            return (f"{what} fails: changing positions that should be ignored changed the "
+                    f"output at {_idx(where)} by {diff[where]:.3g}")
+        return None
+
+    return fn
+
+
+def in_range(output: str, lo: float, hi: float):
+    def fn(outputs, inputs):
+        w = _get(outputs, output)
+        if (w < lo).any() or (w > hi).any():
+            return f"{output} must lie in [{lo}, {hi}]; min {w.min():.4g}, max {w.max():.4g}"
+        return None
+
+    return fn

@@ -1,0 +1,146 @@
+"""Static (AST) checks of a submission, done in the parent before anything runs.
+
+* forbidden names: imports (``import``, ``from ... import``, ``__import__("...")``,
+  ``importlib.import_module("...")``) and attribute chains resolved through import aliases
+  (``from keras import ops as K; K.dot_product_attention``), plus string arguments that
+  point into the solutions or the kit's reference (``open("solutions/05.py")``);
+* backend-native calls (``torch.*``, ``jax.*``, ``tensorflow.*``): not an error by
+  themselves, but named when a check passes on one backend and fails on another.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+BACKEND_MODULES = {"torch": "torch", "jax": "jax", "jaxlib": "jax", "tensorflow": "tensorflow",
+                   "tf_keras": "tensorflow", "flax": "jax", "optax": "jax"}
+_SUSPICIOUS_PATHS = ("solutions/", "solutions\\", "kerasattn/reference", "grader/specs")
+
+
+@dataclass
+class StaticReport:
+    """Result of :func:`check_source`."""
+
+    syntax_error: str | None = None
+    forbidden: list = field(default_factory=list)  # [(line, name, rule)]
+    backend_calls: list = field(default_factory=list)  # [(line, dotted name, backend)]
+
+    @property
+    def ok(self) -> bool:
+        return self.syntax_error is None and not self.forbidden
+
+    def message(self, filename: str) -> str:
+        if self.syntax_error:
+            return f"{filename} does not parse: {self.syntax_error}"
+        lines = [f"{filename} line {line}: uses `{name}`, forbidden in this exercise "
+                 f"({rule})" for line, name, rule in self.forbidden]
+        return "\n".join(lines)
+
+
+def _matches(name: str, forbidden) -> str | None:
+    for f in forbidden:
+        if name == f or name.startswith(f + "."):
+            return f
+    return None
+
+
+def _rule(f: str) -> str:
+    if f == "solutions":
+        return "a submission may not use the solutions"
+    if f == "kerasattn.reference":
+        return "a submission may not use the grader's float64 reference"
+    if f == "kerasattn.grader":
+        return "a submission may not use the grader"
+    return f"`{f}` is the piece this exercise asks you to write"
+
+
+def _dotted(node) -> list[str] | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return parts[::-1]
+    return None
+
+
+def check_source(source: str, forbidden, filename: str = "<submission>") -> StaticReport:
+    """Scan ``source`` for forbidden names and backend-native calls."""
+    report = StaticReport()
+    try:
+        tree = ast.parse(source, filename=filename)
+    except SyntaxError as exc:
+        report.syntax_error = f"SyntaxError line {exc.lineno}: {exc.msg}"
+        return report
+    forbidden = tuple(forbidden)
+    aliases: dict[str, str] = {}
+    hits = set()
+
+    def flag(line, name):
+        f = _matches(name, forbidden)
+        if f and (line, name) not in hits:
+            hits.add((line, name))
+            report.forbidden.append((line, name, _rule(f)))
+        root = name.split(".")[0]
+        if root in BACKEND_MODULES:
+            report.backend_calls.append((line, name, BACKEND_MODULES[root]))
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                flag(node.lineno, a.name)
+                if a.asname:
+                    aliases[a.asname] = a.name
+                else:
+                    aliases[a.name.split(".")[0]] = a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom):
+            module = ("." * node.level) + (node.module or "")
+            flag(node.lineno, module)
+            for a in node.names:
+                if a.name == "*":
+                    for f in forbidden:
+                        if f.startswith(module + ".") and "." not in f[len(module) + 1:]:
+                            hits.add((node.lineno, f))
+                            report.forbidden.append(
+                                (node.lineno, f"from {module} import *", _rule(f)))
+                    continue
+                full = f"{module}.{a.name}"
+                flag(node.lineno, full)
+                aliases[a.asname or a.name] = full
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Attribute, ast.Name)) and isinstance(
+                getattr(node, "ctx", None), ast.Load):
+            parts = _dotted(node)
+            if parts and parts[0] in aliases:
+                flag(node.lineno, ".".join([aliases[parts[0]]] + parts[1:]))
+        if isinstance(node, ast.Call):
+            func = _dotted(node.func) or []
+            resolved = ".".join([aliases.get(func[0], func[0])] + func[1:]) if func else ""
+            if resolved in ("__import__", "importlib.import_module") and node.args:
+                arg = node.args[0]
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    flag(node.lineno, arg.value)
+            for arg in list(node.args) + [k.value for k in node.keywords]:
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    text = arg.value.replace("\\", "/")
+                    if any(p in text for p in _SUSPICIOUS_PATHS) or text in (
+                            "solutions", "kerasattn.reference"):
+                        if (node.lineno, text) not in hits:
+                            hits.add((node.lineno, text))
+                            report.forbidden.append(
+                                (node.lineno, f"{resolved or 'call'}({arg.value!r})",
+                                 "a submission may not read the solutions, the reference "
+                                 "or the grader's files"))
+    # an attribute chain is visited once per prefix (a.b.c, a.b, a): keep the longest per line
+    report.backend_calls = _longest_per_line(report.backend_calls)
+    report.forbidden = _longest_per_line(report.forbidden)
+    return report
+
+
+def _longest_per_line(items):
+    best = {}
+    for line, name, extra in items:
+        if line not in best or len(name) > len(best[line][1]):
+            best[line] = (line, name, extra)
+    return sorted(best.values())
