@@ -1,0 +1,126 @@
+"""Checks for exercise 12: one beam-search step with a length penalty.
+
+The expected values come from the plain-Python reference below (float64, one candidate
+at a time, sorted by the rank score(y) / L(y)^alpha), written independently of the
+exercise's vectorised solution.
+"""
+import numpy as np
+
+from kerasattn.grader.spec import Case, Compare, Property, Spec, Variant
+
+B, K, V, EOS, ALPHA = 2, 3, 6, 3, 0.75
+NEG_INF = -1e9
+KEYS = ("scores", "lengths", "finished", "beams", "tokens")
+
+
+def reference_beam_step(scores, lengths, finished, log_probs, alpha=ALPHA, eos_id=EOS,
+                        per_beam=False, finished_grow=False):
+    """Candidates (rank, score, length, done, beam, token), the best K kept per sentence."""
+    b_, k_, v_ = log_probs.shape
+    result = {key: np.zeros((b_, k_)) for key in KEYS}
+    for b in range(b_):
+        candidates = []
+        for k in range(k_):
+            for v in range(v_):
+                if finished[b, k] and not finished_grow:
+                    if v != eos_id:
+                        continue
+                    score, length = scores[b, k], lengths[b, k]
+                else:
+                    score, length = scores[b, k] + log_probs[b, k, v], lengths[b, k] + 1
+                rank = score / length ** alpha
+                done = finished[b, k] or v == eos_id
+                candidates.append((rank, score, length, done, k, v))
+        if per_beam:  # the mistake: the best token of each beam
+            kept = [max((c for c in candidates if c[4] == k), key=lambda c: c[0])
+                    for k in range(k_)]
+            kept.sort(key=lambda c: -c[0])
+        else:
+            kept = sorted(candidates, key=lambda c: -c[0])[:k_]
+        for j, (_, score, length, done, k, v) in enumerate(kept):
+            for key, value in zip(KEYS, (score, length, done, k, v)):
+                result[key][b, j] = value
+    return result
+
+
+def build(rng):
+    logits = rng.normal(size=(B, K, V)) * 2
+    log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    # Lengths differ a lot, so ranking by score / L^alpha and by the raw score disagree.
+    return {"beam_scores": np.array([[-1.0, -2.4, -1.8], [-3.0, -3.4, -1.2]]),
+            "beam_lengths": np.array([[1.0, 6.0, 3.0], [5.0, 6.0, 1.0]]),
+            # Sentence 1's best beam already ended with <eos> (shorter, lower raw score).
+            "finished": np.array([[False, False, False], [True, False, False]]),
+            "next_log_probs": log_probs}
+
+
+def run(student, inputs):
+    import keras
+
+    def t(name, dtype="float32"):
+        return keras.ops.convert_to_tensor(np.asarray(inputs[name]), dtype=dtype)
+
+    out = student.beam_search_step(t("beam_scores"), t("beam_lengths"), t("finished", "bool"),
+                                   t("next_log_probs"), alpha=ALPHA, eos_id=EOS)
+    return {key: out[key] for key in KEYS}
+
+
+def _args(i):
+    return (i["beam_scores"], i["beam_lengths"], i["finished"].astype(bool),
+            i["next_log_probs"])
+
+
+def expected(inputs):
+    return reference_beam_step(*_args(inputs))
+
+
+def _variant(key, **kw):
+    return lambda i: reference_beam_step(*_args(i), **kw)[key]
+
+
+def _no_penalty(key):
+    return _variant(key, alpha=0.0)
+
+
+def _ranked(outputs, inputs):
+    s, length = outputs["scores"], outputs["lengths"]
+    if s.shape != (B, K) or length.shape != (B, K):
+        return f"scores/lengths have shapes {s.shape}/{length.shape}, expected {(B, K)}"
+    rank = s / np.maximum(length, 1e-9) ** ALPHA
+    if (np.diff(rank, axis=1) > 1e-5).any():
+        return "the kept beams are not ordered best first by score / length^alpha"
+    return None
+
+
+TOKEN_VARIANTS = [
+    Variant("length penalty not applied", _no_penalty("tokens"),
+            "Rank by score / length^alpha, not by the raw score."),
+    Variant("top-k per beam instead of over beams x vocabulary", _variant("tokens", per_beam=True),
+            "Flatten (K, V) to K*V candidates and take the top K of all of them."),
+    Variant("finished beams extended like unfinished ones",
+            _variant("tokens", finished_grow=True),
+            "A finished beam may only continue with <eos>, at no cost."),
+]
+BEAM_VARIANTS = [Variant(v.name, _variant("beams", **kw), v.hint) for v, kw in zip(
+    TOKEN_VARIANTS, ({"alpha": 0.0}, {"per_beam": True}, {"finished_grow": True}))]
+
+SPEC = Spec(
+    exercise="12_beam_search_step",
+    title="One beam-search step with length penalty",
+    forbidden=["kerasattn.decoding", "kerasattn.models", "keras_hub", "keras_nlp"],
+    cases=[Case("step", build, run, expected)],
+    checks=[
+        Compare("tokens kept (best first)", case="step", output="tokens", points=2, atol=0,
+                rtol=0, variants=TOKEN_VARIANTS),
+        Compare("parent beams of the kept candidates", case="step", output="beams",
+                points=2, atol=0, rtol=0, variants=BEAM_VARIANTS),
+        Compare("summed log-probabilities of the kept candidates", case="step",
+                output="scores", points=2, atol=1e-5),
+        Compare("lengths of the kept candidates", case="step", output="lengths", points=1,
+                atol=1e-6),
+        Compare("finished flags of the kept candidates", case="step", output="finished",
+                points=1, atol=0, rtol=0),
+        Property("kept beams ordered by score / length^alpha", case="step", fn=_ranked,
+                 points=2),
+    ],
+)
