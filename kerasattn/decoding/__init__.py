@@ -1,0 +1,27 @@
+"""Decoding for every model of the kit: greedy, beam search, cached or not.
+
+- :func:`greedy_decode`, :func:`beam_search`: token ids in, :class:`DecodeResult` out
+  (ids, log-probabilities, length-normalised scores, and the attention weights actually
+  used at every step, for plotting);
+- :func:`translate`: strings in, strings out (through the data vocabularies);
+- :class:`Stepper`: one step of decoding, incremental (GRU state / K/V caches from
+  :func:`kerasattn.models.incremental_decoder`) or re-running the full model on the prefix.
+"""
+from kerasattn.decoding.search import (BOS_ID, EOS_ID, LENGTH_PENALTIES, PAD_ID, DecodeResult,
+                                       Hypothesis, Stepper, beam_search, greedy_decode,
+                                       length_penalty, log_softmax, translate)
+
+__all__ = [
+    "BOS_ID",
+    "EOS_ID",
+    "LENGTH_PENALTIES",
+    "PAD_ID",
+    "DecodeResult",
+    "Hypothesis",
+    "Stepper",
+    "beam_search",
+    "greedy_decode",
+    "length_penalty",
+    "log_softmax",
+    "translate",
+]

@@ -1,0 +1,447 @@
+"""Greedy decoding and beam search for every model of :mod:`kerasattn.models`.
+
+Both work on a trained or reloaded model through its incremental-decoding adapter
+(:func:`kerasattn.models.incremental_decoder`): the encoder runs once, then one
+``step(token, state, t)`` per output token, with the recurrent state or the K/V caches in
+``state``. ``cache=False`` instead re-runs the whole model on the prefix at every step (the
+TensorFlow tutorial's way): slower, and used by the tests as the reference.
+
+Scores. A hypothesis ``y_1 .. y_L`` (``L`` counts the generated tokens, `<eos>` included)
+has ``log_prob = sum_t log p(y_t | y_<t, x)`` and the length-normalised score
+
+    score = log_prob / lp(L),   lp(L) = ((5 + L) / 6) ** alpha    (length_penalty="gnmt",
+                                                                   Wu et al., 2016)
+                                lp(L) = L ** alpha                 (length_penalty="power")
+
+``alpha = 0`` ranks by raw log-probability; larger ``alpha`` favours longer outputs.
+
+Beam search (batch > 1, beam size ``k``): each step takes the ``2k`` best extensions of the
+``k`` live beams; an extension ending in `<eos>` that ranks among the first ``k`` becomes a
+*finished* hypothesis and is frozen (it is never extended again, its score never changes);
+the best ``k`` extensions that do not end in `<eos>` stay live, and the decoder state of
+every live beam is cloned from its parent (``adapter.reorder``). A sentence is done when it
+has ``k`` finished hypotheses (or at ``max_length``, when the live beams join the finished
+ones); the best finished score wins. With ``k = 1`` this is exactly greedy decoding.
+"""
+from __future__ import annotations
+
+import dataclasses
+import weakref
+
+import keras
+import numpy as np
+from keras import ops
+
+from kerasattn.decoding.backend_utils import compile_function, resolve_compile
+from kerasattn.models.registry import incremental_decoder
+
+PAD_ID, BOS_ID, EOS_ID = 0, 2, 3
+LENGTH_PENALTIES = ("gnmt", "power")
+
+
+@dataclasses.dataclass
+class Hypothesis:
+    """One beam-search output: generated ids (`<eos>` included if produced) and scores."""
+
+    tokens: np.ndarray
+    log_prob: float
+    score: float
+    finished: bool
+    attention: dict
+
+
+@dataclasses.dataclass
+class DecodeResult:
+    """Output of :func:`greedy_decode` / :func:`beam_search` for a batch of `B` sources.
+
+    Attributes:
+        tokens: `(B, T_out)` int32 generated ids (`<eos>` included when produced), padded
+            with 0 after the end.
+        lengths: `(B,)` number of generated ids per row (`<eos>` included).
+        log_probs: `(B,)` sum of the log-probabilities of the generated ids.
+        scores: `(B,)` `log_probs / lp(lengths)` (see the module docstring).
+        finished: `(B,)` True where the row ended with `<eos>` before `max_length`.
+        attention: name -> `(B, T_out, L, h, K)` weights used at each output step:
+            ``"cross"`` (`K = S`, source positions) for every attention model, ``"self"``
+            (`K = T_out`, earlier output positions) for decoders with self-attention.
+            Empty for `seq2seq` and for uncached decoding.
+        step_logits: `(B, T_out, V)` logits of every step (greedy with
+            ``return_logits=True``), else None.
+        hypotheses: beam search only: per row, the finished hypotheses, best first.
+    """
+
+    tokens: np.ndarray
+    lengths: np.ndarray
+    log_probs: np.ndarray
+    scores: np.ndarray
+    finished: np.ndarray
+    attention: dict
+    step_logits: np.ndarray | None = None
+    hypotheses: list | None = None
+
+    def token_lists(self, strip_eos: bool = True) -> list:
+        """The generated ids per row as Python lists (without `<eos>` by default)."""
+        out = []
+        for row, n in zip(self.tokens, self.lengths):
+            ids = [int(i) for i in row[:n]]
+            if strip_eos and ids and ids[-1] == EOS_ID:
+                ids = ids[:-1]
+            out.append(ids)
+        return out
+
+
+def length_penalty(length, alpha: float = 0.6, kind: str = "gnmt"):
+    """`lp(L)`: ``((5 + L) / 6) ** alpha`` ("gnmt") or ``L ** alpha`` ("power")."""
+    if kind not in LENGTH_PENALTIES:
+        raise ValueError(f"`length_penalty` must be one of {LENGTH_PENALTIES}; received "
+                         f"length_penalty={kind!r}.")
+    length = np.asarray(length, dtype=np.float64)
+    if kind == "gnmt":
+        return ((5.0 + length) / 6.0) ** alpha
+    return np.maximum(length, 1.0) ** alpha
+
+
+def log_softmax(logits: np.ndarray) -> np.ndarray:
+    """Log-softmax over the last axis in float64."""
+    x = np.asarray(logits, dtype=np.float64)
+    x = x - x.max(axis=-1, keepdims=True)
+    return x - np.log(np.exp(x).sum(axis=-1, keepdims=True))
+
+
+# ----------------------------------------------------------------------------- steppers
+
+_COMPILED = weakref.WeakKeyDictionary()
+
+
+def _cached_functions(model) -> dict:
+    """Per-model cache of the adapter and compiled functions (built once, reused)."""
+    try:
+        return _COMPILED.setdefault(model, {})
+    except TypeError:  # pragma: no cover - models are weak-referenceable
+        return {}
+
+
+class Stepper:
+    """Runs one decoding step for a batch of rows, cached (adapter) or uncached.
+
+    Args:
+        model: a model from :func:`kerasattn.models.build_model` (or reloaded).
+        max_length: the most output tokens (sizes the caches / the uncached buffer).
+        cache: incremental decoding with the model's state/caches (True) or re-running
+            the full model on the prefix at every step (False).
+        compile: "auto" (JAX / TensorFlow: yes, torch: no), True or False.
+    """
+
+    def __init__(self, model, max_length: int, cache: bool = True, compile="auto"):
+        self.model = model
+        self.max_length = int(max_length)
+        self.cache = bool(cache)
+        self.compiled = resolve_compile(compile)
+        store = _cached_functions(model)
+        if self.cache:
+            if "adapter" not in store:
+                store["adapter"] = incremental_decoder(model)
+            self.adapter = store["adapter"]
+            key = "step_compiled" if self.compiled else "step"
+            if key not in store:
+                store[key] = (compile_function(self.adapter.step, model.variables,
+                                               int_args=(2,))
+                              if self.compiled else self.adapter.step)
+            self._step = store[key]
+        else:
+            key = "full_compiled" if self.compiled else "full"
+            if key not in store:
+                def full(src, dec):
+                    return model({"encoder_inputs": src, "decoder_inputs": dec},
+                                 training=False)
+                store[key] = compile_function(full, model.variables) if self.compiled \
+                    else full
+            self._full = store[key]
+
+    def start(self, src: np.ndarray, repeat: int = 1) -> None:
+        """Encode ``src`` `(B, S)`; with ``repeat = k`` every row becomes `k` beams."""
+        if self.cache:
+            state = self.adapter.encode(ops.convert_to_tensor(src, "int32"),
+                                        self.max_length)
+            self.state = self.adapter.repeat(state, repeat) if repeat > 1 else state
+        else:
+            self.src = ops.convert_to_tensor(np.repeat(src, repeat, axis=0), "int32")
+            self.buffer = np.zeros((len(src) * repeat, self.max_length), dtype=np.int32)
+
+    def step(self, token: np.ndarray, t: int):
+        """Feed ``token`` `(N,)` at output position ``t``; returns NumPy logits `(N, V)`
+        and attention dict (name -> `(N, L, h, K)`)."""
+        if self.cache:
+            logits, self.state, attention = self._step(
+                ops.convert_to_tensor(token, "int32"), self.state, t)
+            attention = {k: np.asarray(ops.convert_to_numpy(v))
+                         for k, v in attention.items()}
+            return np.asarray(ops.convert_to_numpy(logits)), attention
+        self.buffer[:, t] = token
+        # Compiled: the whole fixed-size buffer (one trace; causal, so later zeros do not
+        # change position t); eager: exactly the prefix 0..t.
+        dec = self.buffer if self.compiled else self.buffer[:, :t + 1]
+        logits = self._full(self.src, ops.convert_to_tensor(dec, "int32"))
+        return np.asarray(ops.convert_to_numpy(logits))[:, t], {}
+
+    def reorder(self, rows: np.ndarray) -> None:
+        """Row `i` continues from row `rows[i]` (beam search)."""
+        if self.cache:
+            self.state = self.adapter.reorder(self.state,
+                                              ops.convert_to_tensor(rows, "int32"))
+        else:
+            self.buffer = self.buffer[rows]
+
+
+def _check_src(src) -> np.ndarray:
+    src = np.asarray(ops.convert_to_numpy(src) if not isinstance(src, (np.ndarray, list))
+                     else src)
+    if src.ndim != 2 or src.shape[0] == 0 or not np.issubdtype(src.dtype, np.integer):
+        raise ValueError(f"`src` must be a non-empty (B, S) array of token ids; received "
+                         f"shape {src.shape} and dtype {src.dtype}.")
+    return src.astype(np.int32)
+
+
+def _check_args(max_length, alpha, kind, beam_size=1):
+    if isinstance(max_length, bool) or not isinstance(max_length, (int, np.integer)) \
+            or max_length < 1:
+        raise ValueError(f"`max_length` must be an int >= 1; received "
+                         f"max_length={max_length!r}.")
+    if isinstance(beam_size, bool) or not isinstance(beam_size, (int, np.integer)) \
+            or beam_size < 1:
+        raise ValueError(f"`beam_size` must be an int >= 1; received "
+                         f"beam_size={beam_size!r}.")
+    if not alpha >= 0:
+        raise ValueError(f"`alpha` must be >= 0; received alpha={alpha!r}.")
+    length_penalty(1, alpha, kind)
+
+
+def _stack_attention(steps: list, n_out: int) -> dict:
+    """List over steps of {name: (B, L, h, K)} -> {name: (B, T_out, L, h, K')}."""
+    if not steps or not steps[0]:
+        return {}
+    out = {}
+    for name in steps[0]:
+        a = np.stack([s[name] for s in steps], axis=1)  # (B, T_out, L, h, K)
+        if name == "self":
+            a = a[..., :n_out]  # keys beyond the last output position are never used
+        out[name] = a
+    return out
+
+
+# ----------------------------------------------------------------------------- greedy
+
+
+def greedy_decode(model, src, max_length: int = 50, *, cache: bool = True,
+                  compile="auto", return_logits: bool = False, alpha: float = 0.6,
+                  length_penalty_kind: str = "gnmt") -> DecodeResult:
+    """Greedy decoding: `y_t = argmax p(y | y_<t, x)` until `<eos>` or ``max_length``.
+
+    Args:
+        model: a model built by :func:`kerasattn.models.build_model` (or reloaded).
+        src: source ids `(B, S)`, padded with 0.
+        max_length: the most output tokens per row (`<eos>` included).
+        cache: incremental decoding (True) or re-running the model on the prefix (False).
+        compile: "auto", True or False (see :mod:`kerasattn.decoding.backend_utils`).
+        return_logits: keep every step's logits in ``step_logits``.
+        alpha, length_penalty_kind: only used to fill ``scores`` comparably with beam
+            search.
+
+    Returns:
+        A :class:`DecodeResult`; rows stop independently, the loop stops when all did.
+    """
+    src = _check_src(src)
+    _check_args(max_length, alpha, length_penalty_kind)
+    batch = len(src)
+    stepper = Stepper(model, max_length, cache=cache, compile=compile)
+    stepper.start(src)
+    tokens = np.zeros((batch, max_length), dtype=np.int32)
+    lengths = np.zeros(batch, dtype=np.int32)
+    log_probs = np.zeros(batch, dtype=np.float64)
+    finished = np.zeros(batch, dtype=bool)
+    token = np.full(batch, BOS_ID, dtype=np.int32)
+    attention_steps, logit_steps = [], []
+    rows = np.arange(batch)
+    for t in range(max_length):
+        logits, attention = stepper.step(token, t)
+        attention_steps.append(attention)
+        if return_logits:
+            logit_steps.append(logits)
+        next_token = logits.argmax(axis=-1).astype(np.int32)  # y_t = argmax p
+        active = ~finished
+        tokens[active, t] = next_token[active]
+        lengths[active] += 1
+        log_probs[active] += log_softmax(logits)[rows, next_token][active]
+        finished |= active & (next_token == EOS_ID)
+        token = next_token
+        if finished.all():
+            break
+    n_out = int(lengths.max())
+    return DecodeResult(
+        tokens=tokens[:, :n_out], lengths=lengths, log_probs=log_probs,
+        scores=log_probs / length_penalty(lengths, alpha, length_penalty_kind),
+        finished=finished, attention=_stack_attention(attention_steps, n_out),
+        step_logits=np.stack(logit_steps, axis=1)[:, :n_out] if return_logits else None)
+
+
+# ----------------------------------------------------------------------------- beam
+
+
+def beam_search(model, src, beam_size: int = 4, max_length: int = 50, *,
+                alpha: float = 0.6, length_penalty_kind: str = "gnmt",
+                cache: bool = True, compile="auto") -> DecodeResult:
+    """Beam search with a length penalty and frozen finished hypotheses.
+
+    Args:
+        model: a model built by :func:`kerasattn.models.build_model` (or reloaded).
+        src: source ids `(B, S)`, padded with 0.
+        beam_size: `k` live hypotheses per sentence.
+        max_length: the most output tokens (`<eos>` included).
+        alpha: length-penalty exponent (0 = raw log-probability).
+        length_penalty_kind: "gnmt" (``((5 + L) / 6) ** alpha``) or "power"
+            (``L ** alpha``).
+        cache, compile: as in :func:`greedy_decode`.
+
+    Returns:
+        A :class:`DecodeResult` holding the best hypothesis per row, and all finished
+        ones (best first) in ``hypotheses``.
+    """
+    src = _check_src(src)
+    _check_args(max_length, alpha, length_penalty_kind, beam_size)
+    batch, k = len(src), int(beam_size)
+    stepper = Stepper(model, max_length, cache=cache, compile=compile)
+    stepper.start(src, repeat=k)  # row b*k + i = beam i of sentence b
+
+    history = np.zeros((batch, k, max_length), dtype=np.int32)  # generated ids per beam
+    beam_logp = np.full((batch, k), -np.inf)
+    beam_logp[:, 0] = 0.0  # all beams start identical: keep one so no duplicates arise
+    attn_history: dict = {}
+    finished: list = [[] for _ in range(batch)]
+    done = np.zeros(batch, dtype=bool)
+    token = np.full(batch * k, BOS_ID, dtype=np.int32)
+    steps_run = 0
+
+    def hypothesis(b, beam, t, log_prob, ended):
+        ids = np.append(history[b, beam, :t], EOS_ID) if ended else history[b, beam, :t]
+        length = len(ids)
+        attn = {name: a[b, beam, :length].copy() for name, a in attn_history.items()}
+        score = float(log_prob / length_penalty(length, alpha, length_penalty_kind))
+        return Hypothesis(ids.astype(np.int32), float(log_prob), score, ended, attn)
+
+    for t in range(max_length):
+        logits, attention = stepper.step(token, t)
+        steps_run = t + 1
+        for name, a in attention.items():  # weights used by the current beams at step t
+            if name not in attn_history:
+                attn_history[name] = np.zeros((batch, k, max_length) + a.shape[1:],
+                                              dtype=np.float32)
+            attn_history[name][:, :, t] = a.reshape((batch, k) + a.shape[1:])
+        vocab = logits.shape[-1]
+        candidates = beam_logp[:, :, None] + log_softmax(logits).reshape(batch, k, vocab)
+        candidates = candidates.reshape(batch, k * vocab)
+        order = np.argsort(-candidates, axis=1, kind="stable")[:, :2 * k]  # (B, 2k)
+
+        parent = np.tile(np.arange(k), (batch, 1))  # live beam i continues parent[b, i]
+        new_token = np.full((batch, k), EOS_ID, dtype=np.int32)
+        new_logp = np.full((batch, k), -np.inf)
+        for b in range(batch):
+            if done[b]:
+                new_logp[b] = beam_logp[b]
+                continue
+            n_live = 0
+            for rank, flat in enumerate(order[b]):
+                value = candidates[b, flat]
+                if not np.isfinite(value):
+                    break
+                beam, tok = divmod(int(flat), vocab)
+                if tok == EOS_ID:
+                    if rank < k:  # a top-k extension ends: freeze it as finished
+                        finished[b].append(hypothesis(b, beam, t, value, ended=True))
+                    continue
+                parent[b, n_live], new_token[b, n_live] = beam, tok
+                new_logp[b, n_live] = value
+                n_live += 1
+                if n_live == k:
+                    break
+            if len(finished[b]) >= k:
+                done[b] = True
+        if done.all():
+            break
+        # Clone the parents' histories, attention and decoder state into the new beams.
+        rows = np.arange(batch)[:, None]
+        history = history[rows, parent]
+        history[:, :, t] = new_token
+        for name in attn_history:
+            attn_history[name] = attn_history[name][rows, parent]
+        beam_logp = new_logp
+        stepper.reorder((rows * k + parent).reshape(-1))
+        token = new_token.reshape(-1)
+
+    for b in range(batch):  # max_length reached: live beams compete as they are
+        if not done[b]:
+            for beam in range(k):
+                if np.isfinite(beam_logp[b, beam]):
+                    finished[b].append(hypothesis(b, beam, steps_run, beam_logp[b, beam],
+                                                  ended=False))
+        finished[b].sort(key=lambda h: -h.score)
+
+    best = [hyps[0] for hyps in finished]
+    n_out = max(len(h.tokens) for h in best)
+    tokens = np.zeros((batch, n_out), dtype=np.int32)
+    for b, h in enumerate(best):
+        tokens[b, :len(h.tokens)] = h.tokens
+    attention = {}
+    for name in attn_history:
+        shape = attn_history[name].shape[3:]
+        if name == "self":
+            shape = shape[:-1] + (n_out,)
+        a = np.zeros((batch, n_out) + shape, dtype=np.float32)
+        for b, h in enumerate(best):
+            w = h.attention[name]
+            a[b, :len(w)] = w[..., :n_out] if name == "self" else w
+        attention[name] = a
+    return DecodeResult(
+        tokens=tokens, lengths=np.array([len(h.tokens) for h in best], dtype=np.int32),
+        log_probs=np.array([h.log_prob for h in best]),
+        scores=np.array([h.score for h in best]),
+        finished=np.array([h.finished for h in best]), attention=attention,
+        hypotheses=finished)
+
+
+# ----------------------------------------------------------------------------- text
+
+
+def translate(model, sentences, src_vocab, tgt_vocab, *, method: str = "greedy",
+              beam_size: int = 4, max_length: int = 50, alpha: float = 0.6,
+              return_result: bool = False, **kwargs):
+    """Translate normalised source sentences to target text.
+
+    Args:
+        model: a trained model; sentences: list of source strings (already normalised as
+            the training data was).
+        src_vocab, tgt_vocab: the :class:`kerasattn.data.Vocabulary` of each side.
+        method: "greedy" or "beam".
+        beam_size, max_length, alpha: search settings; ``**kwargs`` go to the search.
+        return_result: also return the :class:`DecodeResult` (attention for plots).
+
+    Returns:
+        A list of target strings (special tokens removed), or ``(texts, result)``.
+    """
+    if method not in ("greedy", "beam"):
+        raise ValueError(f"`method` must be 'greedy' or 'beam'; received method={method!r}.")
+    if isinstance(sentences, str):
+        sentences = [sentences]
+    ids = [src_vocab.encode(s) for s in sentences]
+    if not ids or min(len(i) for i in ids) == 0:
+        raise ValueError("`sentences` must be a non-empty list of non-empty strings; "
+                         f"received {sentences!r}.")
+    src = np.zeros((len(ids), max(len(i) for i in ids)), dtype=np.int32)
+    for row, i in enumerate(ids):
+        src[row, :len(i)] = i
+    if method == "greedy":
+        result = greedy_decode(model, src, max_length=max_length, alpha=alpha, **kwargs)
+    else:
+        result = beam_search(model, src, beam_size=beam_size, max_length=max_length,
+                             alpha=alpha, **kwargs)
+    texts = [tgt_vocab.decode(ids) for ids in result.token_lists()]
+    return (texts, result) if return_result else texts
