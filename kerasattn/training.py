@@ -352,8 +352,8 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
           warmup_steps: int | None = None, early_stopping_patience: int | None = 3,
           checkpoint_dir: str | None = None, resume: bool = False, seed: int = 0,
           verbose: int = 0, callbacks=None, distribution=None, jit_compile="auto",
-          steps_per_execution: int = 1, shuffle: bool = True, pad_id: int = 0,
-          loss=None, metrics=None) -> TrainResult:
+          steps_per_execution: int = 1, shuffle: bool = True, bucket: bool = False,
+          pad_id: int = 0, loss=None, metrics=None) -> TrainResult:
     """Compile and fit a translation model: the one training path of the kit.
 
     Args:
@@ -384,7 +384,11 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
             (JAX only). ``batch_size`` must be a multiple of the device count.
         jit_compile: ``"auto"`` (the measured-fastest setting per backend), True or False.
         steps_per_execution: optimizer steps per compiled call (not on torch).
-        shuffle: shuffle the training pairs every epoch.
+        shuffle: shuffle the training pairs every epoch (epoch ``e`` with seed
+            ``seed + e``, so a resumed run sees the same order as an uninterrupted one).
+        bucket: batch pairs of similar length together and trim each batch to its longest
+            row (rounded up to 8): less padding, a few more shapes to compile on JAX and
+            TensorFlow. Batches are made by ``kerasattn.data.TranslationDataset``.
         pad_id: the padding id ignored by loss and accuracy.
         loss: override the loss (default: masked cross-entropy with ``label_smoothing``).
         metrics: override the metrics (default: masked accuracy).
@@ -464,13 +468,20 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
             if early is not None and resume_best:
                 model.set_weights(resume_best)
         else:
-            fit_kwargs = dict(epochs=epochs, initial_epoch=initial_epoch,
-                              validation_data=validation, callbacks=cbs, verbose=verbose)
-            if y is None:
-                keras_history = model.fit(x, **fit_kwargs)
-            else:
-                keras_history = model.fit(x, y, batch_size=batch_size, shuffle=shuffle,
-                                          **fit_kwargs)
+            from kerasattn.data import TranslationDataset
+
+            if y is not None:
+                # epoch e is shuffled with seed + e, also after a resume
+                x = TranslationDataset({**x, LABEL_KEY: y}, batch_size=batch_size,
+                                       shuffle=shuffle, seed=seed + initial_epoch,
+                                       bucket=bucket)
+            if isinstance(validation, tuple):
+                validation = TranslationDataset({**validation[0], LABEL_KEY: validation[1]},
+                                                batch_size=batch_size, shuffle=False,
+                                                bucket=bucket)
+            keras_history = model.fit(x, epochs=epochs, initial_epoch=initial_epoch,
+                                      validation_data=validation, callbacks=cbs,
+                                      verbose=verbose)
 
     history = {k: list(v) for k, v in meta.get("history", {}).items()}
     if keras_history is not None:

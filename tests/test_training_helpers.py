@@ -59,13 +59,3 @@ def tiny_attention(src_vocab=12, tgt_vocab=12, d=16, dropout=0.0):
     logits = keras.layers.Dense(tgt_vocab)(y)
     return keras.Model({"encoder_inputs": enc_in, "decoder_inputs": dec_in}, logits)
 
-
-def masked_ce(y_true, y_pred):
-    """Stand-in for kerasattn.metrics' masked loss (until that module lands)."""
-    ops = keras.ops
-    mask = ops.cast(ops.not_equal(y_true, 0), "float32")
-    ce = keras.losses.sparse_categorical_crossentropy(y_true, y_pred, from_logits=True)
-    return ops.sum(ce * mask) / ops.maximum(ops.sum(mask), 1.0)
-
-
-LOSS_KW = {"loss": masked_ce, "metrics": []}
