@@ -16,8 +16,8 @@ def _dim(d):
 
 
 def static_shape(x) -> tuple:
-    """The static shape of ``x`` as a tuple of ints / ``None`` (symbolic dims)."""
-    return tuple(_dim(d) for d in x.shape)
+    """The static shape of ``x`` (a tensor or a shape) as a tuple of ints / ``None``."""
+    return tuple(_dim(d) for d in getattr(x, "shape", x))
 
 
 def fmt(shape) -> str:
@@ -25,7 +25,7 @@ def fmt(shape) -> str:
 
 
 def check_rank(layer: str, name: str, x, ranks, expected: str) -> tuple:
-    """Raise unless ``x`` has one of ``ranks``; return its static shape."""
+    """Raise unless ``x`` (a tensor or a shape) has one of ``ranks``; return its shape."""
     shape = static_shape(x)
     if len(shape) not in tuple(ranks):
         raise ValueError(

@@ -60,6 +60,9 @@ class BahdanauAttention(keras.layers.Layer):
         self.dropout_layer = keras.layers.Dropout(self.dropout)
 
     def build(self, query_shape, memory_shape):
+        check_rank("BahdanauAttention", "query", query_shape, (2, 3),
+                   "(B, d_q) or (B, T_q, d_q)")
+        check_rank("BahdanauAttention", "memory", memory_shape, (3,), "(B, T_k, d_k)")
         d_q, d_k = query_shape[-1], memory_shape[-1]
         if self.score == "additive":
             self.W_q = self.add_weight(shape=(d_q, self.units), name="W_q",

@@ -60,6 +60,9 @@ class TransformerDecoderBlock(keras.layers.Layer):
 
     def build(self, decoder_sequence_shape, encoder_sequence_shape):
         x = decoder_sequence_shape
+        check_rank("TransformerDecoderBlock", "decoder_sequence", x, (3,), "(B, T, d_model)")
+        check_rank("TransformerDecoderBlock", "encoder_sequence", encoder_sequence_shape,
+                   (3,), "(B, S, d_enc)")
         self.self_attention.build(x, x)
         self.add_norm_1.build(x)
         self.cross_attention.build(x, encoder_sequence_shape)

@@ -46,6 +46,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.add_norm_2 = AddNorm(self.dropout, name="add_norm_2")
 
     def build(self, x_shape):
+        check_rank("TransformerEncoderBlock", "x", x_shape, (3,), "(B, T, d_model)")
         self.attention.build(x_shape, x_shape)
         self.add_norm_1.build(x_shape)
         self.ffn.build(x_shape)

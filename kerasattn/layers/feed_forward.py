@@ -42,6 +42,8 @@ class PositionwiseFeedForward(keras.layers.Layer):
         self.dense_2 = None  # its width is the input's: created in build()
 
     def build(self, input_shape):
+        check_rank("PositionwiseFeedForward", "x", input_shape, range(2, 9),
+                   "(B, T, d_model)")
         d_model = int(input_shape[-1])
         self.dense_1.build(input_shape)
         self.dense_2 = keras.layers.Dense(d_model, name="dense_2")

@@ -85,6 +85,9 @@ class MultiHeadCross(keras.layers.Layer):
 
     def build(self, query_shape, value_shape, key_shape=None):
         key_shape = value_shape if key_shape is None else key_shape
+        check_rank("MultiHeadCross", "query", query_shape, (3,), "(B, T_q, d_q)")
+        check_rank("MultiHeadCross", "value", value_shape, (3,), "(B, T_k, d_v)")
+        check_rank("MultiHeadCross", "key", key_shape, (3,), "(B, T_k, d_k)")
         self.query_dense.build(query_shape)
         self.key_dense.build(key_shape)
         self.value_dense.build(value_shape)

@@ -57,6 +57,7 @@ class PositionalEncoding(keras.layers.Layer):
         self.dropout_layer = keras.layers.Dropout(self.dropout)
 
     def build(self, input_shape):
+        check_rank("PositionalEncoding", "x", input_shape, (3,), "(B, T, d_model)")
         self.d_model = int(input_shape[-1])
         self.table = positional_encoding(self.max_length, self.d_model,
                                          max_wavelength=self.max_wavelength,

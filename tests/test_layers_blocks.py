@@ -1,0 +1,206 @@
+"""AddNorm, PositionalEncoding, PositionwiseFeedForward and the Transformer blocks
+(every backend): reference equality, keras-hub equality, padding invariance, causality,
+incremental decoding with positions, and bad-input errors."""
+import keras
+import numpy as np
+import pytest
+from keras import ops
+
+from conftest import to_numpy
+from kerasattn import reference as R
+from kerasattn.layers import (AddNorm, PositionalEncoding, PositionwiseFeedForward,
+                              TransformerDecoderBlock, TransformerEncoderBlock,
+                              positional_encoding)
+
+ATOL = 1e-5
+rng = np.random.default_rng(0)
+B, T, S, D, H, FF = 2, 4, 5, 8, 2, 12
+X = rng.normal(size=(B, T, D)).astype("float32")
+ENC = rng.normal(size=(B, S, 6)).astype("float32")
+DEC_MASK = np.array([[1, 1, 1, 1], [1, 1, 1, 0]], bool)
+ENC_MASK = np.array([[1, 1, 1, 1, 0], [1, 1, 0, 0, 0]], bool)
+
+
+def _randomize(layer):
+    """Non-trivial LayerNorm gammas/betas so the reference comparison sees them."""
+    for v in layer.weights:
+        v.assign(rng.normal(size=tuple(v.shape)).astype("float32") * 0.5 + (
+            1.0 if v.path.endswith("gamma") else 0.0))
+
+
+def test_add_norm_matches_reference():
+    layer = AddNorm(epsilon=1e-5)
+    y = rng.normal(size=X.shape).astype("float32")
+    layer(X, y)
+    _randomize(layer)
+    w = R.weights_of(layer)
+    np.testing.assert_allclose(to_numpy(layer(X, y)), R.add_norm(X, y, **w), atol=ATOL)
+
+
+def test_add_norm_errors_and_mask_passthrough():
+    with pytest.raises(ValueError, match=r"`y`.*\(2, 4, 8\).*\(2, 4, 6\)"):
+        AddNorm()(X, X[..., :6])
+    inp = keras.Input((None,), dtype="int32")
+    e = keras.layers.Embedding(10, D, mask_zero=True)(inp)
+    out = AddNorm()(e, e)
+    assert getattr(out, "_keras_mask", None) is not None
+
+
+def test_positional_encoding_matches_reference():
+    layer = PositionalEncoding(max_length=64)
+    zeros = np.zeros((1, 6, D), "float32")
+    np.testing.assert_allclose(to_numpy(layer(zeros, start_index=5))[0],
+                               R.positional_encoding(6, D, start_index=5), atol=ATOL)
+    np.testing.assert_allclose(to_numpy(layer(X)), X + R.positional_encoding(T, D)[None],
+                               atol=ATOL)
+    np.testing.assert_allclose(to_numpy(positional_encoding(3, 6, 2)),
+                               R.positional_encoding(3, 6, 2), atol=ATOL)
+
+
+def test_positional_encoding_equals_keras_hub():
+    keras_hub = pytest.importorskip("keras_hub")  # installed with the [all]/[nlp] extras
+    x = rng.normal(size=(B, 7, 10)).astype("float32")
+    ours = PositionalEncoding()
+    theirs = keras_hub.layers.SinePositionEncoding()
+    for start in (0, 9):
+        np.testing.assert_allclose(to_numpy(ours(x, start_index=start)) - x,
+                                   to_numpy(theirs(x, start_index=start)), atol=ATOL)
+
+
+def test_positional_encoding_errors():
+    with pytest.raises(ValueError, match=r"`x`.*rank 3.*\(2, 8\)"):
+        PositionalEncoding()(X[:, 0])
+    layer = PositionalEncoding(max_length=6)
+    with pytest.raises(ValueError, match=r"max_length=6.*\(2, 4, 8\)"):
+        layer(X, start_index=4)
+    with pytest.raises(ValueError, match=r"d_model=8.*\(2, 4, 6\)"):
+        layer(X[..., :6])
+
+
+def test_feed_forward_matches_reference():
+    layer = PositionwiseFeedForward(FF)
+    out = layer(X)
+    w = R.weights_of(layer)
+    assert w["W1"].shape == (D, FF) and w["W2"].shape == (FF, D)
+    np.testing.assert_allclose(to_numpy(out), R.feed_forward(X, **w), atol=ATOL)
+    gelu = PositionwiseFeedForward(FF, activation="gelu")
+    np.testing.assert_allclose(to_numpy(gelu(X)),
+                               R.feed_forward(X, **R.weights_of(gelu), activation="gelu"),
+                               atol=ATOL)
+    with pytest.raises(ValueError, match=r"8 features.*\(2, 4, 6\)"):
+        layer(X[..., :6])
+
+
+@pytest.mark.parametrize("scores", [False, True])
+def test_encoder_block_matches_reference(scores):
+    layer = TransformerEncoderBlock(D, H, FF)
+    layer(X)
+    _randomize(layer)
+    res = layer(X, padding_mask=DEC_MASK, return_attention_scores=scores)
+    r_out, r_w = R.encoder_block(X, R.weights_of(layer), H, DEC_MASK, return_weights=True)
+    out = res[0] if scores else res
+    np.testing.assert_allclose(to_numpy(out)[DEC_MASK], r_out[DEC_MASK], atol=ATOL)
+    np.testing.assert_allclose(to_numpy(out), r_out, atol=ATOL)
+    if scores:
+        np.testing.assert_allclose(to_numpy(res[1]), r_w, atol=ATOL)
+
+
+@pytest.mark.parametrize("scores", [False, True])
+def test_decoder_block_matches_reference(scores):
+    layer = TransformerDecoderBlock(D, H, FF)
+    layer(X, ENC)
+    _randomize(layer)
+    res = layer(X, ENC, DEC_MASK, ENC_MASK, return_attention_scores=scores)
+    ref = R.decoder_block(X, ENC, R.weights_of(layer), H, DEC_MASK, ENC_MASK,
+                          return_weights=True)
+    out = res[0] if scores else res
+    np.testing.assert_allclose(to_numpy(out), ref[0], atol=ATOL)
+    if scores:
+        np.testing.assert_allclose(to_numpy(res[1]), ref[1], atol=ATOL)
+        np.testing.assert_allclose(to_numpy(res[2]), ref[2], atol=ATOL)
+
+
+def test_blocks_padding_invariance():
+    enc = TransformerEncoderBlock(D, H, FF)
+    dec = TransformerDecoderBlock(D, H, FF)
+    x2, h2 = X.copy(), ENC.copy()
+    x2[~DEC_MASK] = 30.0
+    h2[~ENC_MASK] = -30.0
+    a = to_numpy(enc(X, padding_mask=DEC_MASK))
+    b = to_numpy(enc(x2, padding_mask=DEC_MASK))
+    np.testing.assert_allclose(b[DEC_MASK], a[DEC_MASK], atol=1e-5)
+    a = to_numpy(dec(X, ENC, DEC_MASK, ENC_MASK))
+    b = to_numpy(dec(x2, h2, DEC_MASK, ENC_MASK))
+    np.testing.assert_allclose(b[DEC_MASK], a[DEC_MASK], atol=1e-5)
+
+
+def test_decoder_block_causality():
+    dec = TransformerDecoderBlock(D, H, FF)
+    base = to_numpy(dec(X, ENC, encoder_padding_mask=ENC_MASK))
+    for t in range(T - 1):
+        x2 = X.copy()
+        x2[:, t + 1:] = rng.normal(size=x2[:, t + 1:].shape)
+        out = to_numpy(dec(x2, ENC, encoder_padding_mask=ENC_MASK))
+        np.testing.assert_allclose(out[:, :t + 1], base[:, :t + 1], atol=1e-5)
+        assert not np.allclose(out[:, t + 1:], base[:, t + 1:], atol=1e-3)
+
+
+def test_decoder_incremental_decoding_with_positions_equals_full_pass():
+    """One token at a time through the self-attention cache, each token given its own
+    position (start_index=step), equals the full parallel pass."""
+    pe = PositionalEncoding(max_length=16)
+    dec = TransformerDecoderBlock(D, H, FF)
+    full, w_self, w_cross = dec(pe(X), ENC, encoder_padding_mask=ENC_MASK,
+                                return_attention_scores=True)
+    cache = ops.zeros((B, 2, T, H, D // H))
+    outs = []
+    for t in range(T):
+        index = ops.convert_to_tensor(t, "int32")
+        x_t = pe(X[:, t:t + 1], start_index=index)
+        out, cache, s_w, c_w = dec(x_t, ENC, encoder_padding_mask=ENC_MASK,
+                                   self_attention_cache=cache,
+                                   self_attention_cache_update_index=index,
+                                   return_attention_scores=True)
+        outs.append(to_numpy(out))
+        np.testing.assert_allclose(to_numpy(s_w)[:, :, 0], to_numpy(w_self)[:, :, t],
+                                   atol=ATOL)
+        np.testing.assert_allclose(to_numpy(c_w)[:, :, 0], to_numpy(w_cross)[:, :, t],
+                                   atol=ATOL)
+    np.testing.assert_allclose(np.concatenate(outs, 1), to_numpy(full), atol=ATOL)
+    # the d2l trap: every step at position 0 gives a different (wrong) result
+    cache = ops.zeros((B, 2, T, H, D // H))
+    wrong = []
+    for t in range(T):
+        out, cache = dec(pe(X[:, t:t + 1]), ENC, encoder_padding_mask=ENC_MASK,
+                         self_attention_cache=cache, self_attention_cache_update_index=t)
+        wrong.append(to_numpy(out))
+    assert not np.allclose(np.concatenate(wrong, 1), to_numpy(full), atol=1e-3)
+
+
+def test_blocks_use_keras_masks():
+    """Masks carried by the inputs (Embedding(mask_zero=True)) are used automatically."""
+    src = np.array([[3, 4, 5, 0, 0], [6, 7, 0, 0, 0]], "int32")
+    tgt = np.array([[2, 8, 9, 1], [2, 5, 1, 0]], "int32")
+    emb_s, emb_t = (keras.layers.Embedding(10, D, mask_zero=True) for _ in range(2))
+    enc, dec = TransformerEncoderBlock(D, H, FF), TransformerDecoderBlock(D, H, FF)
+    h = enc(emb_s(src))
+    out = to_numpy(dec(emb_t(tgt), h))
+    h_explicit = enc(emb_s(src), padding_mask=src != 0)
+    expected = to_numpy(dec(emb_t(tgt), h_explicit, tgt != 0, src != 0))
+    np.testing.assert_allclose(out, expected, atol=1e-6)
+    no_mask = to_numpy(dec(emb_t(tgt), h_explicit, encoder_padding_mask=np.ones_like(src, bool)))
+    assert not np.allclose(out, no_mask, atol=1e-4)
+
+
+def test_block_errors():
+    enc, dec = TransformerEncoderBlock(D, H, FF), TransformerDecoderBlock(D, H, FF)
+    with pytest.raises(ValueError, match=r"`x`.*rank 3.*\(2, 8\)"):
+        enc(X[:, 0])
+    with pytest.raises(ValueError, match=r"`padding_mask`.*\(2, 4\).*\(2, 4, 8\).*\(2, 5\)"):
+        enc(X, padding_mask=ENC_MASK)
+    with pytest.raises(ValueError, match=r"`encoder_padding_mask`.*\(2, 5\).*\(2, 4\)"):
+        dec(X, ENC, encoder_padding_mask=DEC_MASK)
+    with pytest.raises(ValueError, match=r"`encoder_sequence`.*\(3, 5, 6\).*\(2, 4, 8\)"):
+        dec(X, np.zeros((3, 5, 6), "float32"))
+    with pytest.raises(ValueError, match=r"d_model=8.*\(2, 4, 6\)"):
+        dec(X[..., :6], ENC)

@@ -1,0 +1,46 @@
+"""Mask helpers and the masked softmax (every backend)."""
+import numpy as np
+import pytest
+from keras import ops
+
+from conftest import to_numpy
+from kerasattn import reference as R
+from kerasattn.layers import causal_mask, combine_masks, masked_softmax, padding_mask
+
+
+def test_padding_mask():
+    ids = np.array([[4, 7, 0, 0], [9, 0, 0, 0]], "int32")
+    np.testing.assert_array_equal(to_numpy(padding_mask(ids)), R.padding_mask(ids))
+    np.testing.assert_array_equal(to_numpy(padding_mask(ids, pad_id=9))[1],
+                                  [False, True, True, True])
+
+
+@pytest.mark.parametrize("tq,tk,offset", [(4, None, 0), (2, 5, 3), (3, 3, 1)])
+def test_causal_mask(tq, tk, offset):
+    np.testing.assert_array_equal(to_numpy(causal_mask(tq, tk, offset)),
+                                  R.causal_mask(tq, tk, offset))
+
+
+def test_causal_mask_tensor_offset():
+    got = to_numpy(causal_mask(1, 4, offset=ops.convert_to_tensor(2, "int32")))
+    np.testing.assert_array_equal(got, [[True, True, True, False]])
+
+
+def test_combine_masks():
+    a = np.array([[True, True, False]])
+    b = np.array([[True], [False]])
+    np.testing.assert_array_equal(to_numpy(combine_masks(a, None, b)), a & b)
+    assert combine_masks(None, None) is None
+
+
+def test_masked_softmax_matches_reference_and_zero_rows():
+    rng = np.random.default_rng(0)
+    scores = rng.normal(size=(2, 3, 4)).astype("float32") * 3
+    mask = rng.random((2, 3, 4)) > 0.4
+    mask[0, 1] = False  # a fully masked row
+    got = to_numpy(masked_softmax(scores, mask))
+    assert np.all(np.isfinite(got))
+    np.testing.assert_allclose(got, R.masked_softmax(scores, mask), atol=1e-6)
+    np.testing.assert_array_equal(got[0, 1], 0.0)
+    np.testing.assert_allclose(to_numpy(masked_softmax(scores)), R.softmax(scores),
+                               atol=1e-6)
