@@ -91,6 +91,17 @@ class TinyDecoder(keras.layers.Layer):
         self.self_attention = MultiHeadCross(num_heads, d_model, name="self_attention")
         self.add_norm = AddNorm(name="add_norm")
         self.output_layer = keras.layers.Dense(vocab_size, name="output_layer")
+        self.d_model = int(d_model)
+
+    def build(self, decoder_inputs_shape):
+        # Build every sublayer eagerly, on concrete shapes.
+        features = tuple(decoder_inputs_shape) + (self.d_model,)  # (N, T, d_model)
+        self.embedding.build(decoder_inputs_shape)
+        self.positions.build(features)
+        self.self_attention.build(features, features)
+        self.add_norm.build(features, features)
+        self.output_layer.build(features)
+        self.built = True
 
     def call(self, decoder_inputs):
         padding = ops.not_equal(decoder_inputs, 0)  # (N, T)

@@ -1,0 +1,89 @@
+"""Checks for exercise 13: the step-4 model (BiGRU encoder + Transformer decoder blocks).
+
+The model's weights are the student's random initialisation, so the checks are properties
+of the architecture: the output shape, causality, source-padding invariance, a gradient
+for every weight, and a positional encoding on the decoder side.
+"""
+import numpy as np
+
+from kerasattn.grader import properties as P
+from kerasattn.grader.spec import Case, GradientCheck, Property, Spec
+
+SRC_V, TGT_V, D = 11, 13, 16
+B, S, T = 2, 5, 4
+
+
+def build(rng):
+    src = np.array([[4, 5, 6, 7, 0], [8, 9, 0, 0, 0]])
+    dec = np.array([[2, 4, 5, 6], [2, 7, 8, 9]])
+    dec_future = dec.copy()
+    dec_future[:, 2:] = np.array([[10, 11], [12, 3]])  # change positions 2 and 3 only
+    return {"src": src, "src_padded": np.concatenate([src, np.zeros((B, 3), int)], axis=1),
+            "dec": dec, "dec_future": dec_future,
+            "past": np.arange(T)[None, :].repeat(B, 0) < 2,  # positions 0 and 1
+            "probe": rng.normal(size=(B, T, TGT_V))}
+
+
+def run(student, inputs):
+    import keras
+    from keras import ops
+
+    from kerasattn.grader.childtools import trainable_gradients
+
+    def ids(name):
+        return ops.convert_to_tensor(np.asarray(inputs[name]), dtype="int32")
+
+    model = student.build_transformer_decoder_on_gru(SRC_V, TGT_V, d_model=D, num_heads=2,
+                                                     d_ff=32, num_layers=1)
+
+    def logits(src, dec):
+        return model({"encoder_inputs": ids(src), "decoder_inputs": ids(dec)})
+
+    probe = ops.convert_to_tensor(inputs["probe"], dtype="float32")
+    grads = trainable_gradients(model, lambda: ops.sum(logits("src", "dec") * probe))
+
+    # Every sublayer, nested ones included (Keras 3's own recursive walk).
+    n_positional = sum("Position" in type(layer).__name__
+                       for layer in model._flatten_layers(include_self=False))
+    return {"logits": logits("src", "dec"), "logits_src_padded": logits("src_padded", "dec"),
+            "logits_future": logits("src", "dec_future"),
+            "is_model": isinstance(model, keras.Model), "n_positional": n_positional,
+            **{f"grad/{k}": g for k, g in grads.items()}}
+
+
+def _shape(outputs, inputs):
+    if outputs["is_model"] != 1:
+        return "build_transformer_decoder_on_gru must return a keras.Model"
+    got = outputs["logits"].shape
+    if got != (B, T, TGT_V):
+        return f"logits have shape {got}, expected (B, T, V_tgt) = {(B, T, TGT_V)}"
+    return None
+
+
+def _positional(outputs, inputs):
+    if outputs["n_positional"] < 1:
+        return ("no positional-encoding layer found: without positions the decoder "
+                "cannot tell word order (add kerasattn.layers.PositionalEncoding)")
+    return None
+
+
+SPEC = Spec(
+    exercise="13_assemble_step4_model",
+    title="Assemble step 4: Transformer decoder on a GRU encoder",
+    forbidden=["kerasattn.models", "kerasattn.training", "kerasattn.decoding",
+               "keras_hub", "keras_nlp"],
+    cases=[Case("model", build, run, timeout=90)],
+    checks=[
+        Property("returns a keras.Model with logits (B, T, V_tgt)", case="model", fn=_shape,
+                 points=2),
+        Property("causal: target tokens after position i do not change logits at i",
+                 case="model", fn=P.same_where("logits", "logits_future", keep_input="past",
+                                               atol=1e-4, what="causality"), points=3),
+        Property("source padding invariance: extra <pad> tokens change nothing",
+                 case="model", fn=P.same_where("logits", "logits_src_padded", atol=1e-4),
+                 points=2),
+        GradientCheck("every trainable weight receives a gradient", case="model", points=2),
+        Property("the decoder adds positional encodings", case="model", fn=_positional,
+                 points=1),
+    ],
+)
