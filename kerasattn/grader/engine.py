@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import selectors
 import shutil
@@ -42,8 +43,10 @@ class WorkerDied(RuntimeError):
 class Worker:
     """Parent-side handle on a fork-server worker for one backend."""
 
-    def __init__(self, backend: str, scratch: str, startup_timeout: float = 180.0):
+    def __init__(self, backend: str, scratch: str, startup_timeout: float = 180.0,
+                 jax_cache: str | None = None):
         self.backend = backend
+        self.jax_cache = jax_cache
         self.scratch = scratch
         self.startup_timeout = startup_timeout
         self.proc = None
@@ -57,6 +60,12 @@ class Worker:
                        [str(KIT_ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(
                            os.pathsep) if p]))
         env.pop("PYTHONSTARTUP", None)
+        if self.backend == "jax" and self.jax_cache:
+            # XLA compiles every eager op on first use, in every forked child: a compilation
+            # cache on disk shares the work between the children of this run.
+            env.update(JAX_COMPILATION_CACHE_DIR=self.jax_cache,
+                       JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
+                       JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="0")
         self.errlog = open(os.path.join(self.scratch, f"worker-{self.backend}.log"), "ab")
         t0 = time.monotonic()
         self.proc = subprocess.Popen([sys.executable, "-m", "kerasattn.grader.worker"],
@@ -195,6 +204,10 @@ def _read_meta(path: str) -> dict:
     if not isinstance(raw, dict):
         return {}
     meta = {"ok": raw.get("ok") is True}
+    times = raw.get("times")
+    if isinstance(times, dict):
+        meta["times"] = {str(k)[:20]: round(float(v), 3) for k, v in list(times.items())[:8]
+                         if isinstance(v, (int, float))}
     for key in ("stage", "error_type", "error", "where"):
         v = raw.get(key)
         if isinstance(v, str):
@@ -213,6 +226,19 @@ def _log_tail(path: str, n: int = 4) -> str:
     return "\n".join("  | " + ln[:200] for ln in lines)
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def _clean_error(text: str) -> str:
+    """Strip colour codes and Keras's 'Exception encountered when calling' wrapper."""
+    text = _ANSI.sub("", text)
+    if "Exception encountered when calling" in text:
+        body = text.split("\n", 1)[1] if "\n" in text else text
+        body = body.split("Arguments received by", 1)[0]
+        text = " ".join(line.strip() for line in body.splitlines() if line.strip()) or text
+    return text.strip()
+
+
 def _failure_message(outcome: dict, meta: dict, timeout: float, memory_mb: int,
                      log: str) -> str:
     killed = outcome.get("killed")
@@ -222,16 +248,17 @@ def _failure_message(outcome: dict, meta: dict, timeout: float, memory_mb: int,
         return (f"memory limit exceeded: used more than {memory_mb} MB beyond the grader's "
                 "own memory")
     if meta.get("error_type"):
-        etype, err, where = meta["error_type"], meta.get("error", ""), meta.get("where", "")
+        etype, where = meta["error_type"], meta.get("where", "")
+        err = _clean_error(meta.get("error", ""))
         at = f" at {where}" if where else ""
         stage = meta.get("stage", "")
         if etype == "NotImplementedError":
             return f"not implemented yet: {err}" + (f" ({where})" if where else "")
-        if etype == "MemoryError":
+        if etype == "MemoryError" or "Unable to allocate" in err:
             return f"memory limit exceeded ({memory_mb} MB): MemoryError{at}"
         if etype == "SystemExit":
-            return (f"the submission called sys.exit{at} during {stage}: nothing to grade "
-                    "(remove the exit)")
+            return (f"the submission called sys.exit({err}) during {stage}"
+                    + (f" ({where})" if where else "") + ": nothing to grade (remove the exit)")
         if etype == "KeyboardInterrupt":
             return f"the submission raised KeyboardInterrupt{at}"
         if stage == "import":
@@ -260,7 +287,12 @@ def _evaluate(check, outputs, inputs, expected, failure, n_backends) -> dict:
         if isinstance(check, Compare):
             ok, msg = _compare(check, outputs, inputs, expected)
         elif isinstance(check, Property):
-            msg = check.fn(outputs, inputs)
+            try:
+                msg = check.fn(outputs, inputs)
+            except KeyError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - usually a wrong output shape
+                msg = f"could not check this property on your outputs: {exc}"
             if msg is not None and not isinstance(msg, str):
                 msg = str(msg)
             ok = msg is None
@@ -339,12 +371,22 @@ class Grader:
     """Grade submissions on one or more backends (see :func:`grade`)."""
 
     def __init__(self, backends, spec_dir=None, timeout=None, memory_mb=None,
-                 sandbox_user=None, progress=None):
+                 sandbox_user=None, progress=None, jax_cache=None, jax_cache_update=False):
+        """See :func:`kerasattn.grader.cli.build_parser` for the arguments.
+
+        ``jax_cache``: a folder of JAX compilation-cache entries made by grading trusted
+        code (the solutions); it is copied into this run's scratch folder so submissions
+        never write to it. ``jax_cache_update`` copies the run's entries back (only for
+        trusted runs such as ``kerasattn grade solutions`` in Gradescope's setup.sh).
+        """
         self.backends = list(backends)
+        self.jax_cache = jax_cache
+        self.jax_cache_update = jax_cache_update
         self.spec_dir = spec_dir
         self.timeout = timeout
         self.memory_mb = memory_mb
         self.progress = progress or (lambda msg: None)
+        self.case_walls = []
         self.uid = self.gid = None
         if sandbox_user:
             import pwd
@@ -449,7 +491,17 @@ class Grader:
     def _run_backend(self, backend, prepared, scratch, n_b) -> None:
         if not prepared:
             return
-        worker = Worker(backend, scratch)
+        cache = None
+        if backend == "jax":
+            cache = os.path.join(scratch, "jax-cache")
+            if self.jax_cache and os.path.isdir(self.jax_cache):
+                shutil.copytree(self.jax_cache, cache, dirs_exist_ok=True)
+            os.makedirs(cache, exist_ok=True)
+            if self.uid is not None:
+                for root, dirs, files in os.walk(cache):
+                    for name in [root] + [os.path.join(root, f) for f in dirs + files]:
+                        os.chown(name, self.uid, self.gid)
+        worker = Worker(backend, scratch, jax_cache=cache)
         info = {"cases": 0, "worker_starts": 0}
         t0 = time.monotonic()
         try:
@@ -481,6 +533,8 @@ class Grader:
         finally:
             info["worker_starts"] = worker.starts
             worker.close()
+            if cache and self.jax_cache and self.jax_cache_update:
+                shutil.copytree(cache, self.jax_cache, dirs_exist_ok=True)
             info["grading_s"] = round(time.monotonic() - t0, 3)
             self._info = getattr(self, "_info", {})
             self._info[backend] = info
@@ -511,6 +565,8 @@ class Grader:
             return None, (f"the submission's process took the {backend} grading worker down "
                           f"({exc}); the worker was restarted for the next check")
         meta = _read_meta(os.path.join(out_dir, "meta.json"))
+        self.case_walls.append((backend, spec.exercise, case.name, outcome.get("wall"),
+                                meta.get("times")))
         log = _log_tail(os.path.join(out_dir, "log.txt"))
         failure = None
         outputs = None

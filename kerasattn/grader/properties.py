@@ -55,7 +55,7 @@ def causal(output: str, atol: float = 1e-6, offset: int = 0):
         w = _get(outputs, output)
         t_q, t_k = w.shape[-2:]
         future = np.arange(t_k)[None, :] > np.arange(t_q)[:, None] + offset
-        leak = np.abs(w) * future > atol
+        leak = ~(np.abs(w) <= atol) & future
         if leak.any():
             where = np.argwhere(leak)[0]
             return (f"{output}: query {where[-2]} attends to future key {where[-1]} "
@@ -71,7 +71,7 @@ def zero_where_masked(output: str, mask_input: str, atol: float = 1e-6):
     def fn(outputs, inputs):
         w = _get(outputs, output)
         mask = np.broadcast_to(np.asarray(inputs[mask_input]).astype(bool), w.shape)
-        leak = (np.abs(w) > atol) & ~mask
+        leak = ~(np.abs(w) <= atol) & ~mask  # NaN counts as a leak
         if leak.any():
             where = np.argwhere(leak)[0]
             return (f"{output} is {w[tuple(where)]:.3g} at masked position {_idx(where)}: "
@@ -98,7 +98,8 @@ def same_where(output_a: str, output_b: str, keep_input: str | None = None, atol
             k = np.asarray(inputs[keep_input]).astype(bool)
             k = k.reshape(k.shape + (1,) * (a.ndim - k.ndim))
             keep = np.broadcast_to(k, a.shape)
-        diff = np.abs(a - b) * keep
+        diff = np.where(keep, np.abs(a - b), 0.0)
+        diff = np.where(np.isnan(diff), np.inf, diff)
         if (diff > atol).any():
             where = np.unravel_index(int(np.argmax(diff)), diff.shape)
             return (f"{what} fails: changing positions that should be ignored changed the "

@@ -20,12 +20,16 @@ def to_text(result: dict) -> str:
             lines += ["  ! " + m for m in msg.splitlines()]
         last = {}
         for row in ex["checks"]:
-            for b in backends:
-                r = row["results"].get(b)
-                if r is None:
-                    continue
+            results = [(b, row["results"][b]) for b in backends if b in row["results"]]
+            if not results:
+                continue
+            pts = _fmt(row["points"])
+            if all(r["status"] == "passed" for _, r in results):
+                where = f"[{', '.join(b for b, _ in results)}] " if len(backends) > 1 else ""
+                lines.append(f"  PASS  {where}{row['name']} ({pts})")
+                continue
+            for b, r in results:
                 tag = {"passed": "PASS", "failed": "FAIL"}.get(r["status"], "ERR ")
-                pts = _fmt(r["max_score"])
                 lines.append(f"  {tag}  [{b}] {row['name']} ({pts})")
                 if r["status"] != "passed" and r["message"] and not (
                         ex["status"] in ("static_error", "not_submitted")):

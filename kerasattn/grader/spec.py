@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 #: Names no submission may import, whatever the exercise.
 ALWAYS_FORBIDDEN = ("solutions", "kerasattn.reference", "kerasattn.grader")
 
-DEFAULT_TIMEOUT = 20.0
+DEFAULT_TIMEOUT = 60.0
 DEFAULT_MEMORY_MB = 1024
 
 

@@ -66,7 +66,8 @@ class _ForbiddenImportBlocker:
         frame = sys._getframe(2)
         while frame is not None:
             filename = frame.f_code.co_filename
-            if not filename.startswith("<frozen importlib"):
+            if not (filename.startswith("<frozen importlib")
+                    or f"{os.sep}importlib{os.sep}" in filename):
                 return os.path.realpath(filename) == self.submission_file
             frame = frame.f_back
         return False
@@ -119,6 +120,8 @@ def _child(req: dict, log_fd: int) -> None:
     """Run one case in the forked child. Never returns."""
     out_dir = req["out_dir"]
     meta = {"ok": False}
+    t0 = time.monotonic()
+    times = {}
     try:
         os.setsid()
         for fd in (0,):
@@ -142,6 +145,9 @@ def _child(req: dict, log_fd: int) -> None:
         with np.load(os.path.join(out_dir, "inputs.npz"), allow_pickle=False) as data:
             inputs = {k: data[k] for k in data.files}
         inputs.update(req.get("scalars", {}))
+        for name in list(sys.modules):
+            if any(name == f or name.startswith(f + ".") for f in req["forbidden"]):
+                del sys.modules[name]  # an import must go through the blocker below
         sys.meta_path.insert(0, _ForbiddenImportBlocker(req["forbidden"], req["submission"],
                                                         req.get("solutions_dir")))
         import importlib.util
@@ -151,10 +157,13 @@ def _child(req: dict, log_fd: int) -> None:
         student = importlib.util.module_from_spec(module_spec)
         sys.modules[mod_name] = student
         stage = "import"
+        times["setup"] = time.monotonic() - t0
         try:
             module_spec.loader.exec_module(student)
+            times["import"] = time.monotonic() - t0
             stage = "run"
             outputs = case.run(student, inputs)
+            times["run"] = time.monotonic() - t0
             stage = "outputs"
             if not isinstance(outputs, dict):
                 raise TypeError(f"the spec's run() returned {type(outputs).__name__}")
@@ -170,7 +179,8 @@ def _child(req: dict, log_fd: int) -> None:
             tmp = os.path.join(out_dir, "outputs.tmp.npz")
             np.savez(tmp, **arrays)
             os.replace(tmp, os.path.join(out_dir, "outputs.npz"))
-            meta = {"ok": True}
+            times["save"] = time.monotonic() - t0
+            meta = {"ok": True, "times": times}
     except BaseException as exc:  # noqa: BLE001
         meta = {"ok": False, "stage": "setup", "error_type": type(exc).__name__,
                 "error": str(exc)[:2000], "where": ""}
@@ -240,6 +250,7 @@ def _run(req: dict, ctl_out) -> None:
         delay = min(delay * 1.5, 0.05)
     wall = time.monotonic() - start
     _killpg(pid)  # stragglers the submission started
+    _kill_descendants()
     rc = os.waitstatus_to_exitcode(status) if status is not None else None
     _send(ctl_out, {"event": "done", "rc": rc, "killed": killed, "wall": wall,
                     "peak_rss_mb": (peak - 0) / 1024.0})
@@ -249,6 +260,62 @@ def _killpg(pgid: int) -> None:
     try:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _descendants(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                stat = f.read()
+            ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(p))
+    out, todo = [], [root]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def _kill_descendants() -> None:
+    """Kill every process left over from a case, daemonised ones included.
+
+    The worker is a child subreaper (``PR_SET_CHILD_SUBREAPER``), so a grandchild that
+    escapes with ``setsid()`` + double fork is re-parented to the worker, not to init,
+    and is found here.
+    """
+    for _ in range(20):
+        pids = _descendants(os.getpid())
+        if not pids:
+            return
+        for p in pids:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except OSError:
+                pass
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                time.sleep(0.01)
+
+
+def _become_subreaper() -> None:
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
         pass
 
 
@@ -264,6 +331,7 @@ def serve() -> None:
     """Import the backend once, then fork one child per request."""
     global _CTL_IN, _CTL_OUT
     _CTL_IN, _CTL_OUT = os.dup(0), os.dup(1)
+    _become_subreaper()
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     os.dup2(2, 1)  # stray prints during imports must not reach the control pipe

@@ -1,0 +1,30 @@
+"""Wrong: -inf masking, so a fully masked row becomes NaN (else correct)."""
+import keras
+from keras import ops
+
+
+def attention(q, k, v, mask=None):
+    # BEGIN YOUR CODE
+    scores = ops.matmul(q, ops.swapaxes(k, -1, -2)) / (q.shape[-1] ** 0.5)  # (B, T_q, T_k)
+    if mask is not None:
+        mask = ops.broadcast_to(mask, ops.shape(scores))
+        scores = ops.where(mask, scores, float("-inf"))
+    scores = scores - ops.max(scores, axis=-1, keepdims=True)
+    weights = ops.exp(scores) / ops.sum(ops.exp(scores), axis=-1, keepdims=True)
+    return ops.matmul(weights, v), weights
+    # END YOUR CODE
+
+
+class Projection(keras.layers.Layer):
+    def __init__(self, units, **kwargs):
+        super().__init__(**kwargs)
+        self.units = units
+
+    def build(self, x_shape):
+        self.W = self.add_weight(name="W", shape=(x_shape[-1], self.units))
+        self.b = self.add_weight(name="b", shape=(self.units,), initializer="zeros")
+
+    def call(self, x):
+        # BEGIN YOUR CODE
+        return ops.matmul(x, self.W) + self.b
+        # END YOUR CODE
