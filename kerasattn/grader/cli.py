@@ -70,3 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(text)
         sys.stdout.flush()
     return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

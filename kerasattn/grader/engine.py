@@ -54,7 +54,9 @@ class Worker:
         self.starts = 0
 
     def start(self) -> None:
-        env = dict(os.environ, KERAS_BACKEND=self.backend, TF_CPP_MIN_LOG_LEVEL="3",
+        secret = re.compile(r"TOKEN|SECRET|PASSW|CREDENTIAL|API_KEY|AUTH", re.I)
+        env = {k: v for k, v in os.environ.items() if not secret.search(k)}
+        env.update(KERAS_BACKEND=self.backend, TF_CPP_MIN_LOG_LEVEL="3",
                    PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0",
                    PYTHONPATH=os.pathsep.join(
                        [str(KIT_ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(

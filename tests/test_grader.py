@@ -1,0 +1,191 @@
+"""Tests of the autograder: diagnosis, static checks, writers, and real grading runs.
+
+The grading runs use the current backend only (one worker each); the full
+``--backend all`` run is benchmarks/bench_grader.py.
+"""
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+from pathlib import Path
+
+import keras
+import numpy as np
+import pytest
+
+from kerasattn.grader import compare, properties, report
+from kerasattn.grader.engine import Grader, _load_outputs, discover
+from kerasattn.grader.spec import Case, Compare, Property, Spec, spec_paths
+from kerasattn.grader.static_check import check_source
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "grader_fixtures"
+
+
+# ------------------------------------------------------------------- diagnosis (parent)
+def test_shape_mismatch_names_the_axis():
+    msg = compare.describe_shape_mismatch((2, 3, 5), (2, 3, 4))
+    assert "axis 2 has size 5, expected 4" in msg
+    assert "permuted" in compare.describe_shape_mismatch((2, 4, 3), (2, 3, 4))
+    assert "axis 1 (size 3) is missing" in compare.describe_shape_mismatch((2, 4), (2, 3, 4))
+    assert "extra axis 0" in compare.describe_shape_mismatch((1, 2, 3, 4), (2, 3, 4))
+
+
+def test_error_report_gives_worst_index_and_errors():
+    expected = np.full((2, 3), 2.0)
+    got = expected.copy()
+    got[1, 2] = 5.0
+    got[0, 0] = 2.5
+    text, max_abs, max_rel = compare.error_report(got, expected)
+    assert "at index (1, 2) (got 5, expected 2)" in text, text
+    assert max_abs == pytest.approx(3.0) and max_rel == pytest.approx(1.5)
+    assert "2 of 6 entries differ" in text
+
+
+def test_generic_variants_name_constant_factor_and_transpose():
+    rng = np.random.default_rng(0)
+    e = rng.standard_normal((2, 3, 3))
+    assert any("constant factor" in m for m in compare.generic_variants(2.0 * e, e, 1e-6, 1e-6))
+    assert any("swapped" in m
+               for m in compare.generic_variants(np.swapaxes(e, -1, -2), e, 1e-6, 1e-6))
+    assert compare.generic_variants(e, e, 1e-6, 1e-6) == []
+
+
+def test_properties_detect_violations():
+    w = np.full((1, 2, 2), 0.5)
+    assert properties.rows_sum_to_one("w")({"w": w}, {}) is None
+    assert "sum to 1" in properties.rows_sum_to_one("w")({"w": w * 1.5}, {})
+    assert "future key 1" in properties.causal("w")({"w": w}, {})
+    tri = np.array([[[1.0, 0.0], [0.5, 0.5]]])
+    assert properties.causal("w")({"w": tri}, {}) is None
+    mask = np.array([[True, False]])
+    assert "masked position" in properties.zero_where_masked("w", "m")({"w": w}, {"m": mask})
+    nan = np.array([[[1.0, np.nan], [1.0, 0.0]]])
+    assert properties.zero_where_masked("w", "m")({"w": nan}, {"m": mask}) is not None
+    same = properties.same_where("a", "b", "keep")
+    keep = np.array([[True, False]])
+    a, b = np.zeros((1, 2, 3)), np.zeros((1, 2, 3))
+    b[0, 1] = 9.0
+    assert same({"a": a, "b": b}, {"keep": keep}) is None
+    assert "changed the output" in same({"a": a, "b": b}, {"keep": ~keep})
+
+
+# -------------------------------------------------------------------------- static check
+FORBIDDEN = ("kerasattn.layers.dot_product", "kerasattn.layers.scaled_dot_product_attention",
+             "keras.ops.dot_product_attention", "solutions", "kerasattn.reference")
+
+
+@pytest.mark.parametrize("source, needle", [
+    ("from kerasattn.layers.dot_product import scaled_dot_product_attention",
+     "kerasattn.layers.dot_product"),
+    ("from kerasattn.layers import scaled_dot_product_attention as f",
+     "kerasattn.layers.scaled_dot_product_attention"),
+    ("import kerasattn.layers.dot_product as d", "kerasattn.layers.dot_product"),
+    ("from keras import ops as K\ny = K.dot_product_attention(1, 2, 3)",
+     "keras.ops.dot_product_attention"),
+    ("import keras\ny = keras.ops.dot_product_attention(1, 2, 3)",
+     "keras.ops.dot_product_attention"),
+    ("m = __import__('solutions.x')", "solutions.x"),
+    ("import importlib\nm = importlib.import_module('kerasattn.reference')",
+     "kerasattn.reference"),
+    ("src = open('../solutions/05_x.py').read()", "solutions/05_x.py"),
+    ("from kerasattn import reference", "kerasattn.reference"),
+])
+def test_static_check_flags_forbidden_names(source, needle):
+    rep = check_source(source, FORBIDDEN, "sub.py")
+    assert not rep.ok
+    assert any(needle in name for _, name, _ in rep.forbidden), rep.forbidden
+    assert "sub.py line" in rep.message("sub.py")
+
+
+def test_static_check_allows_prerequisites_and_lists_backend_calls():
+    src = ("import torch\nfrom keras import ops\n"
+           "from kerasattn.layers.masking import masked_softmax\n"
+           "def f(x):\n    return torch.softmax(x, -1) + ops.softmax(x)\n")
+    rep = check_source(src, FORBIDDEN, "sub.py")
+    assert rep.ok, rep.forbidden
+    assert (5, "torch.softmax", "torch") in rep.backend_calls
+    bad = check_source("def f(:\n", FORBIDDEN, "sub.py")
+    assert not bad.ok and "SyntaxError line 1" in bad.message("sub.py")
+
+
+# ----------------------------------------------------------------- specs and validation
+def test_spec_rejects_unknown_case_and_duplicates():
+    case = Case("a", build=lambda rng: {}, run=lambda s, i: {})
+    with pytest.raises(ValueError, match="unknown case 'b'"):
+        Spec("x", "t", [case], [Compare("c", case="b", output="o", points=1)])
+    with pytest.raises(ValueError, match="duplicate check name"):
+        Spec("x", "t", [case], [Property("c", case="a", points=1, fn=lambda o, i: None)] * 2)
+
+
+def test_load_outputs_refuses_pickles_and_strings(tmp_path):
+    good = tmp_path / "good.npz"
+    np.savez(good, a=np.arange(3.0), b=np.array([True, False]))
+    out = _load_outputs(str(good))
+    assert out["a"].dtype == np.float64 and out["b"].tolist() == [1.0, 0.0]
+    pickled = tmp_path / "pickled.npz"
+    np.savez(pickled, a=np.array([object()], dtype=object))
+    with pytest.raises(ValueError):
+        _load_outputs(str(pickled))
+    text = tmp_path / "text.npz"
+    np.savez(text, a=np.array(["9/9"]))
+    with pytest.raises(ValueError, match="not a numeric array"):
+        _load_outputs(str(text))
+    junk = tmp_path / "junk.npz"
+    junk.write_bytes(b"PK\x03\x04 not a zip")
+    with pytest.raises((ValueError, zipfile.BadZipFile, OSError)):
+        _load_outputs(str(junk))
+
+
+def test_discover_pairs_files_by_stem(tmp_path):
+    (tmp_path / "91_fixture_attention.py").write_text("x = 1\n")
+    (tmp_path / "notes.py").write_text("x = 1\n")
+    subs = discover([tmp_path, tmp_path / "notes.py"], FIXTURES / "specs")
+    assert [(s.stem, s.spec_path is not None) for s in subs] == [
+        ("91_fixture_attention", True), ("notes", False)]
+
+
+def _gradescope_ok(payload: dict) -> None:
+    assert isinstance(payload["tests"], list) and payload["tests"]
+    for t in payload["tests"]:
+        assert set(t) >= {"name", "score", "max_score", "status", "output", "number"}
+        assert t["status"] in ("passed", "failed")
+        assert 0 <= t["score"] <= t["max_score"] + 1e-9
+        assert t["visibility"] in ("hidden", "after_due_date", "after_published", "visible")
+
+
+def test_failure_result_is_valid_gradescope():
+    res = report.failure_result(["jax"], "boom", 1.0)
+    payload = json.loads(report.to_gradescope(res))
+    assert payload["score"] == 0.0 and "boom" in payload["tests"][0]["output"]
+    assert "grading failed" in report.to_text(res) or "boom" in report.to_text(res)
+
+
+# ------------------------------------------------------------ real grading (this backend)
+def test_solutions_full_marks_and_exercises_zero(tmp_path):
+    """A few solutions get full marks; every untouched exercise gets 0 with feedback."""
+    backend = keras.backend.backend()
+    picked = [ROOT / "solutions" / f"{stem}.py" for stem in
+              ("01_noir_by_hand", "03_masked_softmax", "05_scaled_dot_product")]
+    picked = [p for p in picked if p.is_file()]
+    assert picked, "no solutions found"
+    result = Grader([backend]).grade([*picked, ROOT / "exercises"])
+    by_path = {(Path(e["path"]).parent.name, e["exercise"]): e for e in result["exercises"]}
+    for p in picked:
+        ex = by_path[("solutions", p.stem)]
+        failing = [(c["name"], r["message"]) for c in ex["checks"]
+                   for r in c["results"].values() if r["status"] != "passed"]
+        assert ex["score"] == ex["max_score"] > 0, failing
+    exercises = [e for (folder, _), e in by_path.items() if folder == "exercises"]
+    assert len(exercises) == len(spec_paths()) > 0
+    for ex in exercises:
+        assert ex["score"] == 0.0, ex["exercise"]
+        assert ex["status"] == "graded", (ex["exercise"], ex["messages"])
+        msgs = [r["message"] for c in ex["checks"] for r in c["results"].values()]
+        assert msgs and all(m for m in msgs), ex["exercise"]
+        if "debug" not in ex["exercise"]:  # debugging exercises start from buggy code
+            assert any("not implemented yet" in m for m in msgs), (ex["exercise"], msgs[:2])
+    payload = json.loads(report.to_gradescope(result))
+    _gradescope_ok(payload)
+    assert len(payload["tests"]) == sum(len(e["checks"]) for e in result["exercises"])

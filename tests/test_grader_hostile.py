@@ -1,0 +1,138 @@
+"""Hostile and broken submissions get exactly the score they deserve (current backend).
+
+Every fixture in tests/grader_fixtures/<name>/91_fixture_attention.py is graded by the
+fixture spec tests/grader_fixtures/specs/91_fixture_attention.py (9 points: weights 2,
+output 1, rows sum to 1: 1, masked weights 2, masked keys get 0: 1, projection 1,
+gradients 1). The expected score of each is derived in the comment next to it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import keras
+import pytest
+
+from conftest import other_backends  # noqa: F401  (imported for symmetry with other tests)
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "grader_fixtures"
+SPECS = FIXTURES / "specs"
+
+EXPECTED = {
+    "good": 9,               # everything right
+    "untouched": 0,          # NotImplementedError everywhere
+    "exit_at_import": 0,     # sys.exit(0) at import: nothing can run
+    "os_exit": 2,            # os._exit in attention kills its checks; the layer (1+1) is fine
+    "infinite_loop": 6,      # loops only with a mask: masked checks (2+1) time out
+    "memory_blowup": 7,      # the layer blows the memory limit: projection + gradient lost
+    "monkeypatch_numpy": 4,  # unscaled scores: weights/output/masked weights fail (2+1+2)
+    "eq_always_true": 2,     # non-array outputs are refused; the layer is fine
+    "fake_print": 3,         # softmax over queries: only masked-zero + layer pass (1+2)
+    "write_results": 7,      # no bias: projection and the gradient of b fail
+    "import_solutions": 0,   # static check: the solutions
+    "import_reference": 0,   # static check: the grader's reference
+    "forbidden_kit": 0,      # static check: keras.ops.dot_product_attention via an alias
+    "wrong_shape": 3,        # transposed weights: only output + layer pass (1+2)
+    "nan_output": 6,         # NaN on the fully masked row: masked checks (2+1) fail
+}
+MESSAGES = {
+    "untouched": "not implemented yet",
+    "exit_at_import": "sys.exit",
+    "os_exit": "os._exit",
+    "infinite_loop": "time limit exceeded",
+    "memory_blowup": "memory limit exceeded",
+    "monkeypatch_numpy": "missing 1/sqrt(d_k) scaling",
+    "eq_always_true": "not a tensor or array",
+    "fake_print": "softmax over the wrong axis",
+    "write_results": "no gradient reaches b",
+    "import_solutions": "may not use the solutions",
+    "import_reference": "may not use the grader's float64 reference",
+    "forbidden_kit": "keras.ops.dot_product_attention",
+    "wrong_shape": "the axes look permuted",
+    "nan_output": "NaN",
+}
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """Grade every fixture once through the real command line, JSON and Gradescope."""
+    out_dir = tmp_path_factory.mktemp("grade")
+    paths = [str(FIXTURES / name / "91_fixture_attention.py") for name in EXPECTED]
+    backend = keras.backend.backend()
+    common = [*paths, "--backend", backend, "--spec-dir", str(SPECS), "--timeout", "8",
+              "--memory-mb", "400", "--quiet"]
+    json_out = out_dir / "results.json"
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "kerasattn", "grade", *common, "--format",
+                           "json", "--output", str(json_out)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=900,
+                          env=dict(os.environ, GRADER_FIXTURE_OUTPUT=str(json_out)))
+    elapsed = time.monotonic() - t0
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    time.sleep(2.0)  # the write_results daemon (if it survived) would write every 0.5 s
+    text = json_out.read_text()
+    return {"result": json.loads(text), "stdout": proc.stdout, "elapsed": elapsed}
+
+
+def _by_fixture(result):
+    return {Path(e["path"]).parent.name: e for e in result["exercises"]}
+
+
+@pytest.mark.parametrize("name", list(EXPECTED))
+def test_hostile_submission_gets_exactly_its_score(graded, name):
+    ex = _by_fixture(graded["result"])[name]
+    messages = "\n".join(ex["messages"] + [r["message"] for c in ex["checks"]
+                                           for r in c["results"].values()])
+    assert ex["score"] == EXPECTED[name], (name, ex["score"], messages)
+    assert ex["max_score"] == 9
+    if name in MESSAGES:
+        assert MESSAGES[name] in messages, (name, messages)
+
+
+def test_results_file_is_the_graders_own(graded):
+    result = graded["result"]
+    assert result["schema"] == "kerasattn-grade/1"  # not the fake one the submission wrote
+    assert result["score"] == sum(EXPECTED.values())
+    assert result["max_score"] == 9 * len(EXPECTED)
+    assert "TOTAL 9/9" not in graded["stdout"]  # printed fake results never reach the output
+
+
+def test_gradescope_output_always_valid(tmp_path):
+    """Gradescope format: valid results.json, even when the spec folder is broken."""
+    spec_dir = tmp_path / "specs"
+    spec_dir.mkdir()
+    (spec_dir / "91_fixture_attention.py").write_text("raise RuntimeError('broken spec')\n")
+    out = tmp_path / "results" / "results.json"
+    from kerasattn.grader import main
+
+    rc = main([str(FIXTURES / "good" / "91_fixture_attention.py"), "--spec-dir", str(spec_dir),
+               "--format", "gradescope", "--output", str(out), "--quiet",
+               "--backend", keras.backend.backend()])
+    assert rc == 0
+    payload = json.loads(out.read_text())
+    assert payload["tests"] and payload["tests"][0]["score"] == 0
+    assert "broken spec" in payload["tests"][0]["output"]
+
+
+def test_backend_specific_call_is_named():
+    """torch-only code: passes on torch, fails elsewhere, and the torch call is named."""
+    from kerasattn.grader.engine import Grader
+
+    current = keras.backend.backend()
+    backends = [current, "torch"] if current != "torch" else ["torch", "tensorflow"]
+    path = FIXTURES / "backend_specific" / "91_fixture_attention.py"
+    result = Grader(backends, spec_dir=SPECS, timeout=90).grade([path])
+    ex = result["exercises"][0]
+    rows = {c["name"]: c["results"] for c in ex["checks"]}
+    other = backends[1] if backends[0] == "torch" else backends[0]
+    assert rows["weights"]["torch"]["status"] == "passed"
+    assert rows["weights"][other]["status"] == "failed"
+    assert rows["projection output"][other]["status"] == "passed"
+    note = rows["weights"][other]["message"]
+    assert "passes on torch" in note and "torch.softmax" in note and "line" in note, note
+    assert ex["score"] == pytest.approx(9 / 2 + 2 / 2)
