@@ -38,3 +38,82 @@ def training_steps_per_execution(steps_per_execution: int = 1) -> int:
                       "torch backend of keras; using 1.", stacklevel=3)
         return 1
     return steps_per_execution
+
+
+def describe_backend() -> dict:
+    """Backend name, version and thread settings, for benchmark reports."""
+    import os
+
+    backend = keras.backend.backend()
+    info = {"backend": backend, "cpu_count": os.cpu_count()}
+    if backend == "torch":
+        import torch
+
+        info.update(version=torch.__version__, threads=torch.get_num_threads(),
+                    interop_threads=torch.get_num_interop_threads())
+    elif backend == "jax":
+        import jax
+
+        info.update(version=jax.__version__, devices=len(jax.devices()))
+    elif backend == "tensorflow":
+        import tensorflow as tf
+
+        info.update(version=tf.__version__,
+                    intra_op_threads=tf.config.threading.get_intra_op_parallelism_threads(),
+                    inter_op_threads=tf.config.threading.get_inter_op_parallelism_threads())
+    return info
+
+
+def auto_torch_threads() -> int:
+    """Intra-op threads for torch training: the cores not already busy, at least 1.
+
+    torch's OpenMP pool defaults to one thread per core and spin-waits; when other processes
+    already keep the cores busy (a shared machine, several notebooks, a test run) the extra
+    threads fight for the same cores and a training step gets many times slower (measured
+    here at load ~10 on 2 cores: 1 thread trained the Transformer 10x faster than 2, see
+    docs/benchmarks_training.md). Uses the 1-minute load average (POSIX; elsewhere the
+    core count).
+    """
+    import os
+
+    cores = os.cpu_count() or 1
+    try:
+        busy = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        busy = 0.0
+    return max(1, min(cores, int(cores - busy + 0.5)))
+
+
+class torch_threads:
+    """Context manager: set torch's intra-op threads for a block, restore them after.
+
+    A no-op on other backends (torch is imported only on the torch backend).
+
+    Args:
+        threads: int >= 1, ``"auto"`` (:func:`auto_torch_threads`) or None (leave as is).
+    """
+
+    def __init__(self, threads="auto"):
+        if threads not in ("auto", None) and (isinstance(threads, bool) or
+                                              not isinstance(threads, int) or threads < 1):
+            raise ValueError("`torch_threads` must be an int >= 1, 'auto' or None; received "
+                             f"torch_threads={threads!r}.")
+        self.threads = threads
+        self._previous = None
+
+    def __enter__(self):
+        if self.threads is not None and keras.backend.backend() == "torch":
+            import torch
+
+            self._previous = torch.get_num_threads()
+            n = auto_torch_threads() if self.threads == "auto" else self.threads
+            torch.set_num_threads(n)
+        return self
+
+    def __exit__(self, *exc):
+        if self._previous is not None:
+            import torch
+
+            torch.set_num_threads(self._previous)
+            self._previous = None
+        return False

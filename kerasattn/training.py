@@ -35,7 +35,7 @@ import warnings
 import keras
 import numpy as np
 
-from kerasattn import checkpointing
+from kerasattn import backend_utils, checkpointing
 from kerasattn.schedules import TransformerSchedule
 
 INPUT_KEYS = ("encoder_inputs", "decoder_inputs")
@@ -107,8 +107,6 @@ def compile_for_translation(model: keras.Model, *, learning_rate: float = 1e-3,
     if not isinstance(label_smoothing, (int, float)) or not 0.0 <= label_smoothing < 1.0:
         raise ValueError("`label_smoothing` must be a float in [0, 1); received "
                          f"label_smoothing={label_smoothing!r}.")
-    from kerasattn import backend_utils
-
     if loss is None or metrics is None:
         from kerasattn import metrics as ka_metrics
 
@@ -353,7 +351,7 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
           checkpoint_dir: str | None = None, resume: bool = False, seed: int = 0,
           verbose: int = 0, callbacks=None, distribution=None, jit_compile="auto",
           steps_per_execution: int = 1, shuffle: bool = True, bucket: bool = False,
-          pad_id: int = 0, loss=None, metrics=None) -> TrainResult:
+          torch_threads="auto", pad_id: int = 0, loss=None, metrics=None) -> TrainResult:
     """Compile and fit a translation model: the one training path of the kit.
 
     Args:
@@ -389,6 +387,10 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
         bucket: batch pairs of similar length together and trim each batch to its longest
             row (rounded up to 8): less padding, a few more shapes to compile on JAX and
             TensorFlow. Batches are made by ``kerasattn.data.TranslationDataset``.
+        torch_threads: torch backend only: intra-op threads while training (restored
+            after); ``"auto"`` uses the cores not already busy
+            (:func:`kerasattn.backend_utils.auto_torch_threads`), an int sets it, None
+            leaves torch's setting alone.
         pad_id: the padding id ignored by loss and accuracy.
         loss: override the loss (default: masked cross-entropy with ``label_smoothing``).
         metrics: override the metrics (default: masked accuracy).
@@ -411,6 +413,7 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
     if resume and checkpoint_dir is None:
         raise ValueError("`resume=True` needs a `checkpoint_dir`; received "
                          "checkpoint_dir=None.")
+    backend_utils.torch_threads(torch_threads)              # validates the argument
     dist = _resolve_distribution(distribution)
     x, y = _as_arrays(train_data, "train_data")
     validation = None
@@ -479,9 +482,10 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
                 validation = TranslationDataset({**validation[0], LABEL_KEY: validation[1]},
                                                 batch_size=batch_size, shuffle=False,
                                                 bucket=bucket)
-            keras_history = model.fit(x, epochs=epochs, initial_epoch=initial_epoch,
-                                      validation_data=validation, callbacks=cbs,
-                                      verbose=verbose)
+            with backend_utils.torch_threads(torch_threads):
+                keras_history = model.fit(x, epochs=epochs, initial_epoch=initial_epoch,
+                                          validation_data=validation, callbacks=cbs,
+                                          verbose=verbose)
 
     history = {k: list(v) for k, v in meta.get("history", {}).items()}
     if keras_history is not None:

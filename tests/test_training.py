@@ -78,6 +78,21 @@ def test_validation_uses_the_training_masks_and_padding_is_ignored():
     np.testing.assert_allclose(r.history["val_loss"][0], manual, rtol=1e-5)
 
 
+def test_real_transformer_validation_sees_training_masks():
+    """The same check on the kit's Transformer (causal self-attention, padding masks from
+    ids): frozen weights, dropout 0 -> training loss == validation loss on padded pairs."""
+    from kerasattn.models import build_model
+
+    data = tiny_pairs(8)
+    padded = {k: np.pad(v, ((0, 0), (0, 2))) for k, v in data.items()}
+    keras.utils.set_random_seed(7)
+    model = build_model("transformer", 12, 12, d_model=16, num_heads=2, d_ff=16,
+                        num_encoder_layers=1, num_decoder_layers=1, dropout=0.0)
+    r = training.train(model, data, padded, epochs=1, batch_size=8, learning_rate=1e-12,
+                       weight_decay=0.0, early_stopping_patience=None)
+    np.testing.assert_allclose(r.history["loss"][0], r.history["val_loss"][0], rtol=1e-5)
+
+
 # ----------------------------------------------------------------------------- seed, fit
 
 
@@ -212,3 +227,28 @@ def test_data_parallel_off_jax_names_the_backend(backend):
         return
     with pytest.raises(ValueError, match=f"(?s)'{backend}'.*JAX"):
         training.train(tiny_gru(), tiny_pairs(4), epochs=1, distribution="data_parallel")
+
+
+def test_torch_threads_are_set_during_training_and_restored(backend):
+    from kerasattn import backend_utils
+
+    seen = []
+
+    class Probe(keras.callbacks.Callback):
+        def on_train_batch_begin(self, batch, logs=None):
+            if backend == "torch":
+                import torch
+
+                seen.append(torch.get_num_threads())
+
+    if backend == "torch":
+        import torch
+
+        before = torch.get_num_threads()
+    training.train(tiny_gru(), tiny_pairs(4), epochs=1, batch_size=4, torch_threads=1,
+                   early_stopping_patience=None, callbacks=[Probe()])
+    if backend == "torch":
+        assert seen == [1] and torch.get_num_threads() == before
+    assert 1 <= backend_utils.auto_torch_threads() <= (os.cpu_count() or 1)
+    with pytest.raises(ValueError, match="torch_threads"):
+        training.train(tiny_gru(), tiny_pairs(4), epochs=1, torch_threads=0)
