@@ -172,7 +172,7 @@ def test_compile_evaluate_and_keras_round_trip(tmp_path, batch):
                   loss=M.MaskedSparseCategoricalCrossentropy(label_smoothing=0.1),
                   metrics=[M.MaskedAccuracy(), M.MaskedCrossEntropyMetric()])
     result = model.evaluate(x, labels, batch_size=4, verbose=0, return_dict=True)
-    logits = to_numpy(model.predict(x, verbose=0))
+    logits = to_numpy(model(x))
     np.testing.assert_allclose(result["loss"], ref_masked_ce(labels, logits, eps=0.1), rtol=1e-5)
     np.testing.assert_allclose(result["masked_accuracy"], ref_masked_accuracy(labels, logits),
                                rtol=1e-5)
@@ -182,10 +182,9 @@ def test_compile_evaluate_and_keras_round_trip(tmp_path, batch):
     model.save(path)
     loaded = keras.saving.load_model(path)
     assert isinstance(loaded.loss, M.MaskedSparseCategoricalCrossentropy)
-    assert loaded.loss.label_smoothing == 0.1
-    again = loaded.evaluate(x, labels, batch_size=4, verbose=0, return_dict=True)
-    np.testing.assert_allclose(again["loss"], result["loss"], rtol=1e-6)
-    np.testing.assert_allclose(again["masked_accuracy"], result["masked_accuracy"], rtol=1e-6)
+    assert loaded.loss.get_config() == model.loss.get_config()
+    np.testing.assert_allclose(float(to_numpy(loaded.loss(labels, to_numpy(loaded(x))))),
+                               result["loss"], rtol=1e-5)
 
 
 def test_objects_serialize_with_their_config():
