@@ -169,7 +169,13 @@ def _child(req: dict, log_fd: int) -> None:
                 raise TypeError(f"the spec's run() returned {type(outputs).__name__}")
             arrays = {str(k): _to_float64(v) for k, v in outputs.items()}
         except BaseException as exc:  # noqa: BLE001 - SystemExit and friends included
-            meta = {"ok": False, "stage": stage, "error_type": type(exc).__name__,
+            chain, e = [], exc
+            while e is not None and len(chain) < 10:
+                chain.append(type(e).__name__)
+                e = e.__cause__ or e.__context__
+            etype = "MemoryError" if "MemoryError" in chain or any(
+                "MemoryError" in c for c in chain) else type(exc).__name__
+            meta = {"ok": False, "stage": stage, "error_type": etype,
                     "error": str(exc)[:2000],
                     "where": _where(exc.__traceback__, req["submission"])}
             if not isinstance(exc, Exception):
