@@ -9,6 +9,7 @@ import pytest
 
 from kerasattn.data import (DEFAULTS, Corpus, builtin_corpus, detokenize, generate_corpus,
                             generate_pair, is_monotonic, normalize)
+from kerasattn.data import synthetic
 from kerasattn.data.corpus import crossing_links
 
 SMALL = dict(n_train=300, n_valid=40, n_test=40, n_test_long=20, max_train_len=20,
@@ -25,7 +26,9 @@ def default_corpus() -> Corpus:
 
 
 def test_same_seed_same_corpus_other_seed_other_corpus():
-    a, b = generate_corpus(seed=3, **SMALL), generate_corpus(seed=3, **SMALL)
+    a = generate_corpus(seed=3, **SMALL)
+    synthetic._CACHE.clear()  # really generate again
+    b = generate_corpus(seed=3, **SMALL)
     c = generate_corpus(seed=4, **SMALL)
     assert a.train == b.train and a.valid == b.valid and a.test == b.test
     assert a.alignments == b.alignments
@@ -167,3 +170,11 @@ def test_split_accessors():
     assert len(long_) == SMALL["n_test_long"]
     with pytest.raises(ValueError, match="split"):
         c.split("dev")
+
+
+def test_cached_corpus_is_a_fresh_copy():
+    a = generate_corpus(seed=0, **SMALL)
+    a.train.clear()
+    a.alignments["test"].clear()
+    b = generate_corpus(seed=0, **SMALL)
+    assert len(b.train) == SMALL["n_train"] and len(b.alignments["test"]) == len(b.test)

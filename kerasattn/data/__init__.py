@@ -5,9 +5,12 @@ Public API::
     from kerasattn.data import (builtin_corpus, generate_corpus, load_tatoeba, Corpus,
                                 Vocabulary, make_arrays, batch_iterator, TranslationDataset,
                                 normalize, detokenize)
+
+Everything except ``TranslationDataset`` (a ``keras.utils.PyDataset``) works without
+importing keras; that one is imported on first use.
 """
-from kerasattn.data.batching import (INPUT_KEYS, LABEL_KEY, TranslationDataset, batch_iterator,
-                                     batch_plan, encode_batch, make_arrays)
+from kerasattn.data.batching import (INPUT_KEYS, LABEL_KEY, batch_iterator, batch_plan,
+                                     encode_batch, make_arrays)
 from kerasattn.data.corpus import SPLITS, Corpus, crossing_links, is_monotonic
 from kerasattn.data.synthetic import DEFAULTS, builtin_corpus, generate_corpus, generate_pair
 from kerasattn.data.tatoeba import (DEFAULT_URL, LoadReport, TatoebaDownloadError, load_tatoeba,
@@ -24,3 +27,11 @@ __all__ = [
     "make_arrays", "encode_batch", "batch_plan", "batch_iterator", "TranslationDataset",
     "INPUT_KEYS", "LABEL_KEY",
 ]
+
+
+def __getattr__(name):
+    if name == "TranslationDataset":
+        from kerasattn.data.dataset import TranslationDataset
+
+        return TranslationDataset
+    raise AttributeError(f"module 'kerasattn.data' has no attribute {name!r}")

@@ -1,0 +1,61 @@
+"""``TranslationDataset``: teacher-forcing batches as a ``keras.utils.PyDataset``.
+
+Kept apart from :mod:`kerasattn.data.batching` so that building a corpus, vocabularies and
+arrays does not import keras (and so does not fix the backend).
+"""
+from __future__ import annotations
+
+import keras
+import numpy as np
+
+from kerasattn.data.batching import INPUT_KEYS, LABEL_KEY, _check_arrays, _take, batch_plan
+
+__all__ = ["TranslationDataset"]
+
+
+class TranslationDataset(keras.utils.PyDataset):
+    """A ``keras.utils.PyDataset`` of teacher-forcing batches for ``model.fit``.
+
+    Works the same on TensorFlow, JAX and PyTorch (no tf.data). Reshuffles every epoch,
+    deterministically: epoch ``e`` uses seed ``seed + e``.
+
+    Args:
+        arrays: dict from :func:`make_arrays`.
+        batch_size, shuffle, seed, bucket, pad_multiple, drop_remainder: see
+            :func:`batch_iterator`.
+        **kwargs: ``workers``, ``use_multiprocessing``, ``max_queue_size`` of PyDataset.
+
+    Example::
+
+        data = make_arrays(corpus.train, src_vocab, tgt_vocab)
+        model.fit(TranslationDataset(data, batch_size=64, bucket=True), epochs=5)
+    """
+
+    def __init__(self, arrays: dict, batch_size: int = 64, shuffle: bool = True,
+                 seed: int = 0, bucket: bool = False, pad_multiple: int = 8,
+                 drop_remainder: bool = False, **kwargs):
+        super().__init__(**kwargs)
+        if not isinstance(pad_multiple, (int, np.integer)) or pad_multiple < 1:
+            raise ValueError(f"pad_multiple must be an int >= 1, received {pad_multiple!r}")
+        self.arrays = {k: np.asarray(arrays[k], dtype="int32")
+                       for k in (*INPUT_KEYS, LABEL_KEY) if k in arrays}
+        self.batch_size, self.shuffle, self.seed = batch_size, shuffle, seed
+        self.bucket, self.pad_multiple, self.drop_remainder = bucket, pad_multiple, drop_remainder
+        self.epoch = 0
+        self._plan = batch_plan(arrays, batch_size, shuffle, seed, bucket, drop_remainder)
+        if not self._plan:
+            raise ValueError(f"no batches: {_check_arrays(arrays)} rows with "
+                             f"batch_size={batch_size} and drop_remainder=True")
+
+    def __len__(self) -> int:
+        return len(self._plan)
+
+    def __getitem__(self, index: int):
+        if not 0 <= index < len(self._plan):
+            raise IndexError(f"batch index {index} out of range [0, {len(self._plan)})")
+        return _take(self.arrays, self._plan[index], self.bucket, self.pad_multiple)
+
+    def on_epoch_end(self):
+        self.epoch += 1
+        self._plan = batch_plan(self.arrays, self.batch_size, self.shuffle,
+                                self.seed + self.epoch, self.bucket, self.drop_remainder)
