@@ -46,9 +46,17 @@ def build_model():
     y = TransformerDecoderBlock(8, 2, 16)(y, h)
     context, _ = BahdanauAttention(6)(y, h)
     cross = MultiHeadCross(2, 8)(y, h)
-    z = AddNorm()(y, PositionwiseFeedForward(12)(cross))
+    z = AddNorm()(y, PositionwiseFeedForward(16)(cross))
     z = keras.layers.Concatenate()([z, context])
     return keras.Model([src, tgt], keras.layers.Dense(20, name="logits")(z))
+
+
+def forward(model, inputs):
+    """Run the model; on JAX through `predict` (one jit compile instead of compiling every
+    op eagerly, which dominates the test time on a busy CPU)."""
+    if keras.backend.backend() == "jax":
+        return model.predict(inputs, verbose=0, batch_size=len(inputs[0]))
+    return to_numpy(model(inputs))
 
 
 SRC = np.array([[5, 6, 7, 8, 0, 0], [9, 3, 0, 0, 0, 0]], "int32")
@@ -59,20 +67,20 @@ def test_model_padding_invariance():
     """Padding the source never changes the logits; padding the target never changes the
     logits at real target positions."""
     model = build_model()
-    full = to_numpy(model([SRC, TGT]))
-    short = to_numpy(model([SRC[:1, :4], TGT[:1]]))
+    full = forward(model, [SRC, TGT])
+    short = forward(model, [SRC[:1, :4], TGT[:1]])
     np.testing.assert_allclose(full[:1], short, atol=1e-5)
-    short = to_numpy(model([SRC[1:, :2], TGT[1:, :3]]))
+    short = forward(model, [SRC[1:, :2], TGT[1:, :3]])
     np.testing.assert_allclose(full[1:, :3], short, atol=1e-5)
 
 
 def test_keras_round_trip_and_cross_backend_load(tmp_path):
     model = build_model()
-    expected = to_numpy(model([SRC, TGT]))
+    expected = forward(model, [SRC, TGT])
     path = tmp_path / "every_layer.keras"
     model.save(path)
     loaded = keras.models.load_model(path)
-    np.testing.assert_allclose(to_numpy(loaded([SRC, TGT])), expected, atol=1e-6)
+    np.testing.assert_allclose(forward(loaded, [SRC, TGT]), expected, atol=1e-6)
     assert {type(l).__name__ for l in loaded.layers} >= {
         "PositionalEncoding", "TransformerEncoderBlock", "TransformerDecoderBlock",
         "BahdanauAttention", "MultiHeadCross", "AddNorm", "PositionwiseFeedForward"}
@@ -83,7 +91,10 @@ def test_keras_round_trip_and_cross_backend_load(tmp_path):
             import kerasattn.layers  # registers the custom layers
             model = keras.models.load_model({str(path)!r})
             src = np.array({SRC.tolist()}, "int32"); tgt = np.array({TGT.tolist()}, "int32")
-            out = keras.ops.convert_to_numpy(model([src, tgt]))
+            if keras.backend.backend() == "jax":
+                out = model.predict([src, tgt], verbose=0, batch_size=2)
+            else:
+                out = keras.ops.convert_to_numpy(model([src, tgt]))
             print(json.dumps({{"backend": keras.backend.backend(), "out": out.tolist()}}))
         """)
         assert result["backend"] == backend

@@ -113,6 +113,12 @@ class BahdanauAttention(keras.layers.Layer):
             return context[:, 0, :], alpha[:, 0, :]  # (B, d_k), (B, T_k)
         return context, alpha
 
+    def compute_output_spec(self, query, memory, memory_mask=None, training=None):
+        # Shapes only (functional models): no symbolic tracing of `call`.
+        lead = tuple(query.shape[:-1])  # (B,) or (B, T_q)
+        return (keras.KerasTensor(lead + (memory.shape[-1],), dtype=self.compute_dtype),
+                keras.KerasTensor(lead + (memory.shape[1],), dtype=self.compute_dtype))
+
     def get_config(self):
         config = super().get_config()
         config.update(units=self.units, score=self.score, dropout=self.dropout)

@@ -127,6 +127,23 @@ class TransformerDecoderBlock(keras.layers.Layer):
             result += (self_weights, cross_weights)
         return result[0] if len(result) == 1 else result
 
+    def compute_output_spec(self, decoder_sequence, encoder_sequence, *args,
+                            self_attention_cache=None, return_attention_scores=False,
+                            **kwargs):
+        # Shapes only (functional models): no symbolic tracing of `call`.
+        b, t = decoder_sequence.shape[0], decoder_sequence.shape[1]
+        result = (keras.KerasTensor(decoder_sequence.shape, dtype=self.compute_dtype),)
+        t_self = t
+        if self_attention_cache is not None:
+            result += (keras.KerasTensor(self_attention_cache.shape,
+                                         dtype=self_attention_cache.dtype),)
+            t_self = self_attention_cache.shape[2]
+        if return_attention_scores:
+            h, s = self.num_heads, encoder_sequence.shape[1]
+            result += (keras.KerasTensor((b, h, t, t_self), dtype=self.compute_dtype),
+                       keras.KerasTensor((b, h, t, s), dtype=self.compute_dtype))
+        return result[0] if len(result) == 1 else result
+
     def get_config(self):
         config = super().get_config()
         config.update(d_model=self.d_model, num_heads=self.num_heads, d_ff=self.d_ff,

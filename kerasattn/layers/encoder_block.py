@@ -71,6 +71,14 @@ class TransformerEncoderBlock(keras.layers.Layer):
                               training=training)  # H' = LN(Z + FFN(Z))
         return (out, weights) if return_attention_scores else out
 
+    def compute_output_spec(self, x, padding_mask=None, return_attention_scores=False,
+                            training=None, mask=None):
+        out = keras.KerasTensor(x.shape, dtype=self.compute_dtype)
+        if not return_attention_scores:
+            return out
+        b, t = x.shape[0], x.shape[1]
+        return out, keras.KerasTensor((b, self.num_heads, t, t), dtype=self.compute_dtype)
+
     def get_config(self):
         config = super().get_config()
         config.update(d_model=self.d_model, num_heads=self.num_heads, d_ff=self.d_ff,

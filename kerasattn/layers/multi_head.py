@@ -197,6 +197,21 @@ class MultiHeadCross(keras.layers.Layer):
         keep = ops.transpose(any_key, (0, 2, 1, 3))  # (B, T_q, 1, 1)
         return out * ops.cast(keep, out.dtype)
 
+    def compute_output_spec(self, query, value, key=None, query_mask=None, value_mask=None,
+                            attention_mask=None, use_causal_mask=False, cache=None,
+                            cache_update_index=None, return_attention_scores=False,
+                            training=None):
+        # Shapes only (functional models): no symbolic tracing of `call`.
+        b, t_q = query.shape[0], query.shape[1]
+        t_k = value.shape[1] if cache is None else cache.shape[2]
+        result = (keras.KerasTensor((b, t_q, self.d_model), dtype=self.compute_dtype),)
+        if return_attention_scores:
+            result += (keras.KerasTensor((b, self.num_heads, t_q, t_k),
+                                         dtype=self.compute_dtype),)
+        if cache is not None:
+            result += (keras.KerasTensor(cache.shape, dtype=cache.dtype),)
+        return result[0] if len(result) == 1 else result
+
     def get_config(self):
         config = super().get_config()
         config.update(num_heads=self.num_heads, d_model=self.d_model,
