@@ -40,6 +40,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--spec-dir", default=None, help="folder of check specs (default: the kit's)")
     p.add_argument("--sandbox-user", default=None,
                    help="run student code as this user (the grader must run as root)")
+    p.add_argument("--jax-cache", default=None, metavar="DIR",
+                   help="seed JAX's compilation cache from DIR (copied per run; submissions "
+                        "never write to DIR)")
+    p.add_argument("--jax-cache-update", action="store_true",
+                   help="copy this run's JAX compilations back into --jax-cache (only for "
+                        "trusted code, e.g. grading the solutions when building an image)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     return p
 
@@ -57,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         grader = Grader(backends, spec_dir=args.spec_dir, timeout=args.timeout,
                         memory_mb=args.memory_mb, sandbox_user=args.sandbox_user,
-                        progress=progress)
+                        progress=progress, jax_cache=args.jax_cache,
+                        jax_cache_update=args.jax_cache_update)
         result = grader.grade(paths)
         text = report.WRITERS[args.format](result)
     except Exception as exc:  # noqa: BLE001 - the results file must always be valid
