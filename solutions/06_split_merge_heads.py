@@ -7,7 +7,9 @@ Multi-head attention runs ``h`` attentions side by side, each on its own slice o
     MHA    = [head_1; ...; head_h] W_o
 
 In code, one big projection ``(B, T, d_model)`` is cut into heads and the heads are moved
-next to the batch axis, so that one batched matmul attends in every head at once:
+next to the batch axis, so that one batched matmul attends in every head at once.
+
+Shapes (symbols): ``B`` batch, ``T`` length, ``h`` heads, ``d_h = d_model / h``.
 
     split_heads : (B, T, d_model) -> (B, T, h, d_h) -> (B, h, T, d_h)
     merge_heads : (B, h, T, d_h)  -> (B, T, h, d_h) -> (B, T, d_model)

@@ -19,7 +19,8 @@ Build it with the Keras functional API from kit layers taught earlier:
 ``GRU``, ``Bidirectional`` and ``Dense``. You may not import ``kerasattn.models`` (the kit's
 own builders).
 
-Inputs and output (the kit's model contract):
+Shapes (symbols): ``B`` batch, ``S`` source length, ``T`` target length, ``V_tgt`` target
+vocabulary; inputs and output follow the kit's model contract:
 
     inputs  : {"encoder_inputs": (B, S) int32, "decoder_inputs": (B, T) int32}
     returns : logits (B, T, tgt_vocab_size)

@@ -1,0 +1,179 @@
+"""Exercises, solutions and their check specs, graded through the engine's public API.
+
+On the current backend: every solution scores full marks; known wrong answers (made by
+editing a solution) lose points and are named; every untouched exercise imports, raises
+NotImplementedError from each function it asks for, and scores 0 without crashing.
+One grading run covers all of it, so the backend's worker starts once.
+"""
+from __future__ import annotations
+
+import ast
+import importlib.util
+import re
+from pathlib import Path
+
+import keras
+import numpy as np
+import pytest
+
+from kerasattn.grader import grade
+from kerasattn.grader.spec import load_spec, spec_paths
+
+ROOT = Path(__file__).resolve().parents[1]
+EXERCISES = sorted((ROOT / "exercises").glob("[0-9][0-9]_*.py"))
+SOLUTIONS = sorted((ROOT / "solutions").glob("[0-9][0-9]_*.py"))
+BEGIN, END = "# BEGIN YOUR CODE", "# END YOUR CODE"
+
+# Known mistakes, made by a textual edit of the solution: (stem, old, new, expected name).
+MUTATIONS = [
+    ("03_masked_softmax", 'mask = ops.cast(mask, "bool")\n',
+     'mask = ops.logical_not(ops.cast(mask, "bool"))\n',
+     "inverted mask"),
+    ("05_scaled_dot_product", " / math.sqrt(q.shape[-1])", "",
+     "missing 1/sqrt(d_k) scaling"),
+    ("06_split_merge_heads",
+     "x = ops.reshape(x, (batch, length, num_heads, d_model // num_heads))  # (B, T, h, d_h)\n"
+     "    return ops.transpose(x, (0, 2, 1, 3))",
+     "return ops.reshape(x, (batch, num_heads, length, d_model // num_heads))",
+     "without transposing"),
+    ("07_causal_mask", "ops.less_equal(j, i)", "ops.less(j, i)", "causal mask shifted by one"),
+    ("12_beam_search_step", "ops.power(cand_lengths, alpha)", "1.0",
+     "length penalty not applied"),
+    ("14_debug_uniform_attention", "scale = 1 / math.sqrt(d_k)", "scale = 1 // math.sqrt(d_k)",
+     "scores scaled to zero"),
+]
+
+
+def _regions(text: str) -> list[str]:
+    return re.findall(rf"{re.escape(BEGIN)}\n(.*?)\n\s*{re.escape(END)}", text, re.S)
+
+
+def _outside(text: str) -> str:
+    return re.sub(rf"{re.escape(BEGIN)}\n.*?\n(\s*){re.escape(END)}", BEGIN + END, text,
+                  flags=re.S)
+
+
+def _load(path: Path):
+    module_spec = importlib.util.spec_from_file_location(f"ex_{path.stem}", path)
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    return module
+
+
+# ------------------------------------------------------------------- static layout
+def test_layout_numbering_and_specs():
+    stems = [p.stem for p in EXERCISES]
+    assert len(stems) >= 12
+    assert [int(s[:2]) for s in stems] == list(range(1, len(stems) + 1))
+    assert stems == [p.stem for p in SOLUTIONS]
+    assert set(stems) <= set(spec_paths())
+    for stem in stems:
+        spec = load_spec(spec_paths()[stem])
+        assert spec.max_score > 0 and spec.cases and spec.checks
+
+
+@pytest.mark.parametrize("stem", [p.stem for p in EXERCISES])
+def test_exercise_matches_solution_outside_the_markers(stem):
+    ex = (ROOT / "exercises" / f"{stem}.py").read_text()
+    sol = (ROOT / "solutions" / f"{stem}.py").read_text()
+    assert _outside(ex) == _outside(sol), "exercise and solution differ outside the markers"
+    ex_regions, sol_regions = _regions(ex), _regions(sol)
+    assert ex_regions and len(ex_regions) == len(sol_regions)
+    for region in ex_regions:
+        assert "raise NotImplementedError" in region.splitlines()[0]
+    for region in sol_regions:
+        assert "NotImplementedError" not in region
+    doc = ast.get_docstring(ast.parse(ex))
+    assert doc and f"kerasattn grade exercises/{stem}.py --backend all" in doc
+    assert "Hints:" in doc and "Shapes (symbols)" in doc
+    for text in (ex, sol):
+        tree = ast.parse(text)
+        imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import)
+                    for a in n.names}
+        imported |= {n.module.split(".")[0] for n in ast.walk(tree)
+                     if isinstance(n, ast.ImportFrom) and n.module}
+        assert not imported & {"torch", "jax", "tensorflow", "solutions", "numpy"}, imported
+
+
+# ------------------------------------------------- untouched exercises, in process
+def _call_every_case(stem: str, module) -> list[str]:
+    """Run each case of the spec on ``module`` and return the exception type names."""
+    spec = load_spec(spec_paths()[stem])
+    raised = []
+    for case in spec.cases:
+        inputs = case.build(np.random.default_rng(case.seed))
+        inputs = {k: np.asarray(v) if isinstance(v, np.ndarray) else v
+                  for k, v in inputs.items()}
+        try:
+            case.run(module, inputs)
+        except Exception as exc:  # noqa: BLE001 - we record which one
+            raised.append(type(exc).__name__)
+        else:
+            raised.append("nothing")
+    return raised
+
+
+@pytest.mark.parametrize("stem", [p.stem for p in EXERCISES])
+def test_untouched_exercise_imports_and_raises_not_implemented(stem):
+    module = _load(ROOT / "exercises" / f"{stem}.py")
+    raised = _call_every_case(stem, module)
+    assert raised and all(r == "NotImplementedError" for r in raised), raised
+
+
+# --------------------------------------- the engine: solutions, mistakes, exercises
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """One grading run on this backend: all solutions, the mutants, all exercises."""
+    mutant_dirs = []
+    for k, (stem, old, new, _) in enumerate(MUTATIONS):
+        text = (ROOT / "solutions" / f"{stem}.py").read_text()
+        assert text.count(old) == 1, f"mutation of {stem} no longer applies"
+        folder = tmp_path_factory.mktemp(f"mutant{k}")
+        (folder / f"{stem}.py").write_text(text.replace(old, new))
+        mutant_dirs.append(folder / f"{stem}.py")
+    backend = keras.backend.backend()
+    result = grade([*SOLUTIONS, *mutant_dirs, ROOT / "exercises"], backends=(backend,))
+    by_folder = {}
+    for ex in result["exercises"]:
+        folder = Path(ex["path"]).parent
+        key = "mutant" if folder.name.startswith("mutant") else folder.name
+        by_folder.setdefault(key, {})[ex["exercise"]] = ex
+    return backend, result, by_folder
+
+
+def _failures(ex):
+    return [(c["name"], r["message"][:500]) for c in ex["checks"]
+            for r in c["results"].values() if r["status"] != "passed"]
+
+
+def test_every_solution_scores_full_marks(graded):
+    backend, result, by_folder = graded
+    solutions = by_folder["solutions"]
+    assert sorted(solutions) == [p.stem for p in SOLUTIONS]
+    for stem, ex in solutions.items():
+        assert ex["status"] == "graded", (stem, ex["messages"])
+        assert ex["max_score"] > 0
+        assert ex["score"] == ex["max_score"], (stem, backend, _failures(ex))
+
+
+@pytest.mark.parametrize("mutation", MUTATIONS, ids=[m[0] for m in MUTATIONS])
+def test_known_mistake_loses_points_and_is_named(graded, mutation):
+    stem, _, _, name = mutation
+    ex = graded[2]["mutant"][stem]
+    assert ex["status"] == "graded", ex["messages"]
+    assert 0 <= ex["score"] < ex["max_score"]
+    messages = " ".join(m for _, m in _failures(ex))
+    assert "matches a known mistake" in messages and name in messages, messages
+
+
+def test_untouched_exercises_score_zero_with_feedback(graded):
+    _, result, by_folder = graded
+    exercises = by_folder["exercises"]
+    assert sorted(exercises) == [p.stem for p in EXERCISES]
+    for stem, ex in exercises.items():
+        assert ex["status"] == "graded", (stem, ex["messages"])
+        assert ex["score"] == 0.0, stem
+        messages = [r["message"] for c in ex["checks"] for r in c["results"].values()]
+        assert messages and all("NotImplementedError" in m or "not implemented" in m
+                                for m in messages), (stem, messages[:2])
+    assert result["score"] == sum(e["score"] for e in result["exercises"])
