@@ -1,0 +1,191 @@
+"""Decoding: greedy vs teacher forcing, cached vs uncached, beam search properties,
+attention capture, the length penalty, and text translation."""
+from __future__ import annotations
+
+import keras
+import numpy as np
+import pytest
+from conftest import to_numpy
+from test_models_zoo import (BOS, EOS, SOURCES, arrays, model_name,  # noqa: F401
+                             target_of, trained, untrained)
+
+from kerasattn.decoding import (beam_search, greedy_decode, length_penalty, log_softmax,
+                                translate)
+from kerasattn.decoding.backend_utils import resolve_compile
+
+MAX_LEN = 8
+
+
+def teacher_forced_logits(model, enc, tokens):
+    """Logits of a full pass with decoder inputs `<bos> tokens[:-1]`: `(B, T, V)`."""
+    dec = np.concatenate([np.full((len(tokens), 1), BOS, np.int32), tokens[:, :-1]], 1)
+    return to_numpy(model({"encoder_inputs": enc, "decoder_inputs": dec}, training=False))
+
+
+def sequence_log_prob(model, enc, tokens, length):
+    """Sum of log p(y_t | y_<t, x) of one row's first `length` tokens, by teacher forcing."""
+    logp = log_softmax(teacher_forced_logits(model, enc, tokens[None])[0])
+    return float(sum(logp[t, tokens[t]] for t in range(length)))
+
+
+def test_greedy_is_argmax_of_teacher_forcing_on_its_own_output(model_name):
+    model, _, _ = trained(model_name)
+    enc = arrays()["encoder_inputs"]  # B = 4
+    result = greedy_decode(model, enc, max_length=MAX_LEN)
+    full = teacher_forced_logits(model, enc, result.tokens)
+    for b in range(len(enc)):
+        n = result.lengths[b]
+        np.testing.assert_array_equal(full[b, :n].argmax(-1), result.tokens[b, :n])
+    # and the overfitted models translate their training pairs
+    assert result.token_lists() == [target_of(s) for s in SOURCES]
+    assert result.finished.all() and (result.tokens[np.arange(4), result.lengths - 1]
+                                      == EOS).all()
+
+
+def test_cached_decoding_equals_uncached(model_name):
+    """The GRU state / K/V caches / positions at the true step give the full model's
+    logits at every step (d2l's PE-at-position-0 bug would fail this)."""
+    model = untrained(model_name)  # untrained: long, non-trivial outputs
+    enc = arrays()["encoder_inputs"]
+    cached = greedy_decode(model, enc, max_length=MAX_LEN, return_logits=True)
+    uncached = greedy_decode(model, enc, max_length=MAX_LEN, cache=False,
+                             return_logits=True)
+    np.testing.assert_array_equal(cached.tokens, uncached.tokens)
+    np.testing.assert_allclose(cached.step_logits, uncached.step_logits, atol=1e-4)
+    assert cached.step_logits.shape[1] == MAX_LEN  # untrained: runs to max_length
+
+
+def test_compiled_step_equals_eager_step():
+    model = untrained("transformer")
+    enc = arrays()["encoder_inputs"]
+    eager = greedy_decode(model, enc, max_length=MAX_LEN, compile=False,
+                          return_logits=True)
+    compiled = greedy_decode(model, enc, max_length=MAX_LEN, compile=True,
+                             return_logits=True)
+    assert resolve_compile(True) == (keras.backend.backend() != "torch")
+    np.testing.assert_array_equal(compiled.tokens, eager.tokens)
+    np.testing.assert_allclose(compiled.step_logits, eager.step_logits, atol=1e-5)
+
+
+def test_beam_of_one_is_greedy(model_name):
+    model = untrained(model_name)
+    enc = arrays()["encoder_inputs"]
+    greedy = greedy_decode(model, enc, max_length=MAX_LEN)
+    beam = beam_search(model, enc, beam_size=1, max_length=MAX_LEN)
+    np.testing.assert_array_equal(beam.tokens, greedy.tokens)
+    np.testing.assert_allclose(beam.scores, greedy.scores, atol=1e-5)
+    for name in greedy.attention:
+        np.testing.assert_allclose(beam.attention[name], greedy.attention[name], atol=1e-5)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.6])
+def test_wider_beam_never_scores_lower(model_name, alpha):
+    """On the trained models and their training sources (beam search is not monotone in
+    general, so this checks the search on real models rather than a theorem)."""
+    model, _, _ = trained(model_name)
+    enc = arrays()["encoder_inputs"]
+    scores = [beam_search(model, enc, beam_size=k, max_length=MAX_LEN, alpha=alpha).scores
+              for k in (1, 2, 4)]
+    assert (scores[1] >= scores[0] - 1e-5).all() and (scores[2] >= scores[1] - 1e-5).all()
+
+
+def test_beam_scores_are_the_models_log_probs(model_name):
+    """Reported log-probs equal a teacher-forced rescoring; scores use the penalty."""
+    model = untrained(model_name)
+    enc = arrays()["encoder_inputs"][:2]
+    result = beam_search(model, enc, beam_size=3, max_length=6, alpha=0.6)
+    for b in range(2):
+        hyps = result.hypotheses[b]
+        assert [h.score for h in hyps] == sorted((h.score for h in hyps), reverse=True)
+        for h in hyps[:2]:
+            lp = sequence_log_prob(model, enc[b:b + 1], h.tokens, len(h.tokens))
+            assert abs(lp - h.log_prob) < 1e-3
+            assert abs(h.score - h.log_prob / length_penalty(len(h.tokens), 0.6)) < 1e-9
+            # finished hypotheses are frozen at their <eos>: exactly one, at the end
+            assert h.finished == (h.tokens[-1] == EOS)
+            assert (h.tokens[:-1] != EOS).all()
+
+
+def test_beam_search_rows_are_independent():
+    """A batch gives each row what it would get alone (beam states reordered per row)."""
+    model = untrained("decoder_self_attention")
+    enc = arrays()["encoder_inputs"]
+    batch = beam_search(model, enc, beam_size=3, max_length=6)
+    for b in range(len(enc)):
+        alone = beam_search(model, enc[b:b + 1], beam_size=3, max_length=6)
+        np.testing.assert_array_equal(batch.tokens[b, :alone.lengths[0]], alone.tokens[0])
+        np.testing.assert_allclose(batch.scores[b], alone.scores[0], atol=1e-5)
+
+
+def test_beam_search_cached_equals_uncached():
+    model = untrained("transformer")
+    enc = arrays()["encoder_inputs"]
+    a = beam_search(model, enc, beam_size=3, max_length=6)
+    b = beam_search(model, enc, beam_size=3, max_length=6, cache=False)
+    np.testing.assert_array_equal(a.tokens, b.tokens)
+    np.testing.assert_allclose(a.scores, b.scores, atol=1e-5)
+
+
+def test_captured_attention(model_name):
+    """Cross-attention rows are distributions over the real source tokens; decoder
+    self-attention never looks ahead."""
+    model, _, _ = trained(model_name)
+    enc = arrays()["encoder_inputs"]
+    result = greedy_decode(model, enc, max_length=MAX_LEN)
+    if model_name == "seq2seq":
+        assert result.attention == {}  # no attention in the bottleneck baseline
+        return
+    cross = result.attention["cross"]  # (B, T_out, L, h, S)
+    assert cross.shape[:2] == result.tokens.shape and cross.shape[-1] == enc.shape[1]
+    real = enc != 0
+    for b in range(len(enc)):
+        n = result.lengths[b]
+        w = cross[b, :n]
+        np.testing.assert_allclose(w.sum(-1), 1.0, atol=1e-5)
+        assert np.abs(w[..., ~real[b]]).max() == 0.0
+    if "self" in result.attention:
+        self_w = result.attention["self"]  # (B, T_out, L, h, T_out)
+        t = self_w.shape[1]
+        future = np.triu(np.ones((t, t), bool), k=1)  # key j > query i
+        assert np.abs(np.moveaxis(self_w, 1, -2)[..., future]).max() == 0.0
+        np.testing.assert_allclose(self_w[0, :result.lengths[0]].sum(-1), 1.0, atol=1e-5)
+    beam = beam_search(model, enc, beam_size=2, max_length=MAX_LEN)
+    assert set(beam.attention) == set(result.attention)
+    np.testing.assert_allclose(beam.attention["cross"][0, :beam.lengths[0]].sum(-1), 1.0,
+                               atol=1e-5)
+
+
+def test_length_penalty_formulas():
+    assert length_penalty(7, 0.6, "gnmt") == pytest.approx(((5 + 7) / 6) ** 0.6)
+    assert length_penalty(7, 0.75, "power") == pytest.approx(7 ** 0.75)
+    assert length_penalty(7, 0.0) == 1.0
+    with pytest.raises(ValueError, match="length_penalty.*received length_penalty='x'"):
+        length_penalty(3, 0.6, "x")
+
+
+def test_bad_decoding_arguments():
+    model = untrained("seq2seq")
+    enc = arrays()["encoder_inputs"]
+    with pytest.raises(ValueError, match=r"`src` must be a non-empty \(B, S\).*shape \(5,\)"):
+        greedy_decode(model, enc[0])
+    with pytest.raises(ValueError, match="beam_size.*received beam_size=0"):
+        beam_search(model, enc, beam_size=0)
+    with pytest.raises(ValueError, match="max_length.*received max_length=0"):
+        greedy_decode(model, enc, max_length=0)
+    with pytest.raises(ValueError, match="compile.*received compile='yes'"):
+        greedy_decode(model, enc, compile="yes")
+
+
+def test_translate_strings():
+    from kerasattn.data.vocab import Vocabulary
+
+    model, _, _ = trained("bahdanau")
+    words = [f"w{i}" for i in range(4, 13)]  # ids 4.. in order
+    vocab = Vocabulary(words)
+    assert [vocab.token_to_id(w) for w in words] == list(range(4, 13))
+    sentences = [" ".join(f"w{i}" for i in s) for s in SOURCES]
+    expected = [" ".join(f"w{i}" for i in target_of(s)) for s in SOURCES]
+    assert translate(model, sentences, vocab, vocab) == expected
+    texts, result = translate(model, sentences[:2], vocab, vocab, method="beam",
+                              beam_size=3, return_result=True)
+    assert texts == expected[:2] and "cross" in result.attention
