@@ -297,8 +297,8 @@ class _Generator:
         """A sentence of about ``target_len`` tokens.
 
         Clauses are added while the budget lasts; the last one is drawn (up to 5 times, the
-        closest kept) until it fills the rest of the budget within one token. A clause of richness ``r`` has
-        about ``5.6 + 5.1 r`` tokens (measured).
+        closest kept) until it fills the rest of the budget within one token. A clause of
+        richness ``r`` has about ``5.6 + 5.1 r`` tokens (measured).
         """
         rng = self.rng
         budget = target_len - 1  # the final "."
