@@ -37,9 +37,12 @@ BACKENDS = ("tensorflow", "jax", "torch")
 # that every attention model reaches BLEU >= 90 on the test split within about 5 minutes on
 # a 2-core CPU. Quick: a slice of the corpus and tiny models, for the tests (seconds); quick
 # numbers mean nothing about quality.
-DEFAULT_EPOCHS = 12
+DEFAULT_EPOCHS = 30
+DEFAULT_SIZES = dict(train=4000, valid=300, test=None)   # None = the whole test split
+DEFAULT_MINUTES = 4.0       # wall-clock training budget per lesson (split over its models)
 QUICK_EPOCHS = 1
-QUICK_SIZES = dict(train=96, valid=24, test=24)
+QUICK_SIZES = dict(train=64, valid=16, test=6)
+QUICK_MAX_DECODE = 8        # quick models never learn <eos>: cap the output length
 QUICK_HPARAMS = dict(  # applied only to fields a model's config actually has
     embed_dim=16, units=16, attention_units=16, d_model=16, num_heads=2, d_ff=32,
     num_encoder_blocks=1, num_encoder_layers=1, num_decoder_layers=1, dropout=0.0)
@@ -59,6 +62,10 @@ class Settings:
         batch_size: pairs per optimizer step.
         seed: random seed (corpus split, initial weights, dropout).
         max_test: evaluate on at most this many test pairs (None = all).
+        minutes: training wall-clock budget per model in minutes (None = no limit); training
+            stops after the batch that crosses it (the best weights are kept).
+        train_size: use this many training pairs, spread evenly over the lengths (None =
+            all).
     """
 
     quick: bool = False
@@ -68,11 +75,20 @@ class Settings:
     batch_size: int = 64
     seed: int = 0
     max_test: int | None = None
+    minutes: float | None = None
+    train_size: int | None = None
+
+    @property
+    def max_decode(self) -> int | None:
+        """Output-length cap for decoding (quick mode only; None = from the source)."""
+        return QUICK_MAX_DECODE if self.quick else None
 
     def signature(self) -> dict:
         """The fields that make two runs comparable (same data and budget)."""
         return dict(quick=self.quick, data=self.data, epochs=self.epochs,
-                    batch_size=self.batch_size, seed=self.seed, max_test=self.max_test)
+                    batch_size=self.batch_size, seed=self.seed, max_test=self.max_test,
+                    minutes=self.minutes, train_size=self.train_size,
+                    sizes=dict(QUICK_SIZES if self.quick else DEFAULT_SIZES))
 
 
 def _backend_from_argv(argv: Sequence[str]) -> str | None:
@@ -84,8 +100,8 @@ def _backend_from_argv(argv: Sequence[str]) -> str | None:
     return None
 
 
-def parse_lesson_args(number: int, description: str, argv: Sequence[str] | None = None
-                      ) -> Settings:
+def parse_lesson_args(number: int, description: str, argv: Sequence[str] | None = None,
+                      n_models: int = 1) -> Settings:
     """Parse ``[--quick] [--data PATH] [--out DIR] [--epochs N] [--backend B]``.
 
     Also selects the Keras backend (``--backend`` sets ``KERAS_BACKEND``) when keras has not
@@ -96,6 +112,7 @@ def parse_lesson_args(number: int, description: str, argv: Sequence[str] | None 
         number: the lesson number (for the default output folder).
         description: shown by ``--help``.
         argv: arguments (default ``sys.argv[1:]``).
+        n_models: models the lesson trains; the default time budget is split among them.
 
     Returns:
         The lesson's :class:`Settings`.
@@ -111,6 +128,13 @@ def parse_lesson_args(number: int, description: str, argv: Sequence[str] | None 
     parser.add_argument("--epochs", type=int, metavar="N",
                         help=f"maximum epochs per model (default {DEFAULT_EPOCHS}, quick "
                              f"{QUICK_EPOCHS})")
+    parser.add_argument("--minutes", type=float, metavar="M",
+                        help=f"training budget per model in minutes (default "
+                             f"{DEFAULT_MINUTES:g} / number of models in the lesson; none "
+                             f"in quick mode)")
+    parser.add_argument("--train-size", type=int, metavar="N",
+                        help=f"training pairs (default {DEFAULT_SIZES['train']}, quick "
+                             f"{QUICK_SIZES['train']})")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--backend", metavar="NAME",
                         help="tensorflow, jax or torch (must come before keras is imported)")
@@ -129,8 +153,11 @@ def parse_lesson_args(number: int, description: str, argv: Sequence[str] | None 
     if epochs < 1:
         parser.error(f"--epochs must be >= 1; received {epochs}")
     out = Path(args.out) if args.out else DEFAULT_OUT / f"lesson_{number:02d}"
+    minutes = args.minutes if args.minutes is not None else (
+        None if args.quick else round(DEFAULT_MINUTES / max(1, n_models), 2))
     return Settings(quick=args.quick, data=args.data, out=out, epochs=epochs,
-                    batch_size=32 if args.quick else 64, seed=args.seed)
+                    batch_size=32 if args.quick else 64, seed=args.seed, minutes=minutes,
+                    train_size=args.train_size)
 
 
 def select_backend(name: str) -> None:
@@ -277,26 +304,31 @@ def load_data(settings: Settings) -> LessonData:
     from kerasattn import data as kdata
 
     if settings.data:
-        loaded = kdata.load_tatoeba(path=str(check_data_path(settings.data)),
+        corpus = kdata.load_tatoeba(path=str(check_data_path(settings.data)),
                                     seed=settings.seed)
-        corpus, report = loaded if isinstance(loaded, tuple) else (loaded, None)
+        report = getattr(corpus, "report", None)
         what = f"Tatoeba file {settings.data}"
         if report is not None:
-            what += f" ({report})" if not hasattr(report, "summary") else \
-                f" ({report.summary()})"
+            what += f" ({report.summary()})"
     else:
         corpus = kdata.builtin_corpus(seed=settings.seed)
         what = "the built-in English-French corpus"
     train_pairs, valid_pairs, test_pairs = corpus.train, corpus.valid, corpus.test
-    if settings.quick:
-        train_pairs = _spread(train_pairs, QUICK_SIZES["train"])
-        valid_pairs = _spread(valid_pairs, QUICK_SIZES["valid"])
-        test_pairs = _spread(test_pairs, QUICK_SIZES["test"])
-        what += f" (quick: a {len(train_pairs)}/{len(valid_pairs)}/{len(test_pairs)} slice)"
+    sizes = QUICK_SIZES if settings.quick else DEFAULT_SIZES
+    n_train = settings.train_size or sizes["train"]
+    if n_train < len(train_pairs) or sizes["valid"] < len(valid_pairs):
+        train_pairs = _spread(train_pairs, n_train)
+        valid_pairs = _spread(valid_pairs, sizes["valid"])
+        what += f" ({len(train_pairs)} training pairs"
+        if sizes["test"] is not None:
+            test_pairs = _spread(test_pairs, sizes["test"])
+        what += f", {len(valid_pairs)} validation, {len(test_pairs)} test)"
     if settings.max_test is not None:
         test_pairs = _spread(test_pairs, settings.max_test)
-    src_vocab = kdata.Vocabulary.build([s for s, _ in train_pairs])
-    tgt_vocab = kdata.Vocabulary.build([t for _, t in train_pairs])
+    # vocabularies from the whole training split (never valid/test), even when training on
+    # a slice of it, so test words are known
+    src_vocab = kdata.Vocabulary.build([s for s, _ in corpus.train])
+    tgt_vocab = kdata.Vocabulary.build([t for _, t in corpus.train])
     train = kdata.make_arrays(train_pairs, src_vocab, tgt_vocab)
     valid = kdata.make_arrays(valid_pairs, src_vocab, tgt_vocab)
     return LessonData(corpus=corpus, src_vocab=src_vocab, tgt_vocab=tgt_vocab, train=train,
@@ -353,6 +385,26 @@ def build(name: str, data: LessonData, quick: bool = False, **hparams):
     return build_model(name, len(data.src_vocab), len(data.tgt_vocab), **hp), hp
 
 
+def TimeBudget(seconds: float):
+    """A Keras callback that stops ``fit`` after the batch that crosses ``seconds``."""
+    import keras
+
+    class _TimeBudget(keras.callbacks.Callback):
+        def __init__(self):
+            super().__init__()
+            self.seconds, self.start, self.stopped = float(seconds), None, False
+
+        def on_train_begin(self, logs=None):
+            self.start = time.perf_counter()
+
+        def on_train_batch_end(self, batch, logs=None):
+            if time.perf_counter() - self.start > self.seconds:
+                self.model.stop_training = True
+                self.stopped = True
+
+    return _TimeBudget()
+
+
 def train_model(name: str, data: LessonData, settings: Settings, verbose: int | None = None,
                 model_kwargs: dict | None = None, **train_kwargs) -> Trained:
     """Build and train model ``name`` on ``data`` with the kit's training path.
@@ -380,6 +432,9 @@ def train_model(name: str, data: LessonData, settings: Settings, verbose: int | 
     kwargs = dict(epochs=settings.epochs, batch_size=settings.batch_size, seed=settings.seed,
                   verbose=verbose)
     kwargs.update(train_kwargs)
+    if settings.minutes:
+        kwargs["callbacks"] = list(kwargs.get("callbacks") or []) + [
+            TimeBudget(60.0 * settings.minutes)]
     start = time.perf_counter()
     result = training.train(model, data.train, data.valid, **kwargs)
     wall = time.perf_counter() - start
@@ -390,19 +445,44 @@ def train_model(name: str, data: LessonData, settings: Settings, verbose: int | 
 
 
 def translate_batch(model, sources: Sequence[str], src_vocab, tgt_vocab, beam: int = 1,
-                    max_length: int | None = None, attention: bool = False):
-    """Translate ``sources``; returns ``(translations, attention_or_None)``.
+                    max_length: int | None = None, attention: bool = False,
+                    cache: bool = True, chunk: int = 256):
+    """Translate normalised ``sources``; returns ``(translations, attention_or_None)``.
 
-    ``attention`` asks the decoder for the weights it actually used (see
-    ``kerasattn.decoding``); the return value is then a list with one record per sentence.
+    Sentences are decoded in chunks of similar length (greedy when ``beam == 1``, else beam
+    search). With ``attention=True`` the second value is a list with one dict per sentence,
+    ``{"cross": (T_out, L, h, S), "self": (T_out, L, h, T_out)}``: the weights the decoder
+    actually used (see :class:`kerasattn.decoding.DecodeResult`).
     """
+    import numpy as np
+
     from kerasattn import decoding
 
-    out = decoding.translate(model, list(sources), src_vocab, tgt_vocab, beam_size=beam,
-                             max_length=max_length, return_attention=attention)
-    if attention:
-        return out
-    return out, None
+    sources = list(sources)
+    if not sources:
+        return [], ([] if attention else None)
+    order = sorted(range(len(sources)), key=lambda i: len(sources[i].split()))
+    texts = [None] * len(sources)
+    atts = [None] * len(sources)
+    for k in range(0, len(order), chunk):
+        idx = order[k:k + chunk]
+        batch = [sources[i] for i in idx]
+        longest = max(len(s.split()) for s in batch)
+        limit = max_length or int(1.5 * longest) + 5
+        out, result = decoding.translate(
+            model, batch, src_vocab, tgt_vocab, method="greedy" if beam == 1 else "beam",
+            beam_size=beam, max_length=limit, return_result=True, cache=cache)
+        for j, i in enumerate(idx):
+            texts[i] = out[j]
+            if attention:
+                n = int(result.lengths[j])
+                s_len = len(sources[i].split())
+                rec = {}
+                for name, a in (result.attention or {}).items():
+                    a = np.asarray(a[j, :n])                     # (T_out, L, h, K)
+                    rec[name] = a[..., :s_len] if name == "cross" else a
+                atts[i] = rec or None
+    return texts, (atts if attention else None)
 
 
 def _attention_record(att, layer: int = -1, kind: str = "cross"):
@@ -464,9 +544,8 @@ class Lesson:
         if self._data is None:
             self._data = load_data(self.settings)
             d = self._data
-            print(f"data: {d.description}: {len(d.corpus.train) if not self.settings.quick else d.train['encoder_inputs'].shape[0]} "
-                  f"train pairs, vocabularies {len(d.src_vocab)} (en) / {len(d.tgt_vocab)} "
-                  f"(fr), {len(d.test_pairs)} test pairs", flush=True)
+            print(f"data: {d.description}; vocabularies {len(d.src_vocab)} (en) / "
+                  f"{len(d.tgt_vocab)} (fr)", flush=True)
         return self._data
 
     # -- training and scoring ------------------------------------------------------------
@@ -489,7 +568,8 @@ class Lesson:
         srcs = [s for s, _ in d.test_pairs]
         refs = [t for _, t in d.test_pairs]
         start = time.perf_counter()
-        hyps, _ = translate_batch(trained.model, srcs, d.src_vocab, d.tgt_vocab, beam=beam)
+        hyps, _ = translate_batch(trained.model, srcs, d.src_vocab, d.tgt_vocab, beam=beam,
+                                  max_length=self.settings.max_decode)
         decode_seconds = time.perf_counter() - start
         res = dict(model=trained.name, params=trained.params,
                    train_seconds=trained.train_seconds,
@@ -514,7 +594,8 @@ class Lesson:
         idx = _spread(sorted(range(len(pairs)), key=lambda i: len(pairs[i][0].split())), n)
         if res is None:
             hyps, _ = translate_batch(trained.model, [pairs[i][0] for i in idx],
-                                      self.data.src_vocab, self.data.tgt_vocab)
+                                      self.data.src_vocab, self.data.tgt_vocab,
+                                      max_length=self.settings.max_decode)
         else:
             hyps = [res["_hyps"][i] for i in idx]
         rows = []
@@ -544,7 +625,8 @@ class Lesson:
         if sentence is None:
             sentence = self.example_sentence()[0]
         rec = translate_with_attention(trained.model, sentence, self.data.src_vocab,
-                                       self.data.tgt_vocab)
+                                       self.data.tgt_vocab,
+                                       max_length=self.settings.max_decode)
         w = _attention_record(rec["attention"], layer=layer, kind=kind)
         if w is None:
             print(f"{trained.name} has no {kind}-attention to draw")
@@ -620,7 +702,7 @@ def _clip(text: str, n: int = 48) -> str:
     return text if len(text) <= n else text[:n - 3] + "..."
 
 
-def bleu_by_length(srcs, hyps, refs, edges=(0, 8, 14, 20, 26, 1000)) -> dict:
+def bleu_by_length(srcs, hyps, refs, edges=(0, 10, 20, 30, 1000)) -> dict:
     """Corpus BLEU per source-length bucket ``{label: (BLEU or None, count)}``."""
     from kerasattn import metrics
 
@@ -636,8 +718,8 @@ def bleu_by_length(srcs, hyps, refs, edges=(0, 8, 14, 20, 26, 1000)) -> dict:
     return out
 
 
-def translate_with_attention(model, sentence: str, src_vocab, tgt_vocab, beam: int = 1
-                             ) -> dict:
+def translate_with_attention(model, sentence: str, src_vocab, tgt_vocab, beam: int = 1,
+                             max_length: int | None = None) -> dict:
     """Translate one sentence and capture its attention.
 
     Returns:
@@ -647,11 +729,16 @@ def translate_with_attention(model, sentence: str, src_vocab, tgt_vocab, beam: i
 
     norm = normalize(sentence)
     src_tokens = norm.split()
-    unknown = [w for w in src_tokens if src_vocab.encode(w) == [src_vocab.UNK]]
+    unknown = [w for w in src_tokens if w not in src_vocab]
     hyps, att = translate_batch(model, [norm], src_vocab, tgt_vocab, beam=beam,
-                                attention=True)
+                                attention=True, max_length=max_length)
     translation = hyps[0]
-    tgt_tokens = translation.split() + ["<eos>"]
+    tgt_tokens = translation.split()
+    rec = att[0] if att else None
+    n_out = next(iter(rec.values())).shape[0] if rec else len(tgt_tokens) + 1
+    if len(tgt_tokens) < n_out:          # the decoder ended with <eos>
+        tgt_tokens = tgt_tokens + ["<eos>"]
+    tgt_tokens = tgt_tokens[:n_out]
     return dict(translation=translation, source_tokens=src_tokens,
                 target_tokens=tgt_tokens, attention=att[0] if att else None,
                 unknown_words=unknown)
@@ -740,7 +827,8 @@ def train_and_save(name: str, out, data: str | None = None, epochs: int | None =
 
     srcs = [s for s, _ in d.test_pairs]
     refs = [t for _, t in d.test_pairs]
-    hyps, _ = translate_batch(trained.model, srcs, d.src_vocab, d.tgt_vocab)
+    hyps, _ = translate_batch(trained.model, srcs, d.src_vocab, d.tgt_vocab,
+                              max_length=settings.max_decode)
     result = dict(model=name, backend=keras.backend.backend(), epochs=trained.epochs_run,
                   train_seconds=trained.train_seconds,
                   tokens_per_second=trained.tokens_per_second or 0.0,
@@ -758,8 +846,9 @@ def translate_sentence(ckpt: Checkpoint, sentence: str, beam: int = 1,
     """``kerasattn translate``: one sentence, optionally with its cross-attention."""
     if not sentence.strip():
         raise ValueError("sentence: expected a non-empty sentence; received an empty string")
+    quick = bool(ckpt.meta.get("settings", {}).get("quick"))
     rec = translate_with_attention(ckpt.model, sentence, ckpt.src_vocab, ckpt.tgt_vocab,
-                                   beam=beam)
+                                   beam=beam, max_length=QUICK_MAX_DECODE if quick else None)
     w = _attention_record(rec["attention"], kind="cross") if attention else None
     if w is not None and w.shape[0] == 1:
         w = w[0]
@@ -908,9 +997,10 @@ def backend_worker(checkpoint: str, request: str, result: str) -> int:
     logits = np.asarray(ckpt.model.predict(x, verbose=0), dtype=np.float32)
     forward_seconds = time.perf_counter() - start
     srcs = [p[0] for p in _spread(corpus_data.test_pairs, req["n_sentences"])]
-    translate_batch(ckpt.model, srcs[:1], ckpt.src_vocab, ckpt.tgt_vocab)  # warm-up
+    cap = settings.max_decode
+    translate_batch(ckpt.model, srcs[:1], ckpt.src_vocab, ckpt.tgt_vocab, max_length=cap)
     start = time.perf_counter()
-    hyps, _ = translate_batch(ckpt.model, srcs, ckpt.src_vocab, ckpt.tgt_vocab)
+    hyps, _ = translate_batch(ckpt.model, srcs, ckpt.src_vocab, ckpt.tgt_vocab, max_length=cap)
     translate_seconds = time.perf_counter() - start
     out = Path(result)
     np.save(out.parent / f"logits_{backend}.npy", logits)
@@ -930,21 +1020,19 @@ def compare_decoding(lesson: Lesson, trained: Trained, n_sentences: int = 8, bea
 
     Prints a timing table and the sentences where beam search differs from greedy.
     """
-    from kerasattn import decoding
-
     d = lesson.data
     srcs = [s for s, _ in _spread(sorted(d.test_pairs, key=lambda p: len(p[0].split())),
                                   n_sentences)]
     runs = []
     outputs = {}
-    for label, kwargs in (("greedy, K/V cache", dict(beam_size=1, use_cache=True)),
-                          ("greedy, no cache", dict(beam_size=1, use_cache=False)),
-                          (f"beam {beam}, cache", dict(beam_size=beam, use_cache=True))):
-        decoding.translate(trained.model, srcs[:1], d.src_vocab, d.tgt_vocab, **kwargs)
+    cap = lesson.settings.max_decode
+    for label, kwargs in (("greedy, K/V cache", dict(beam=1, cache=True, max_length=cap)),
+                          ("greedy, no cache", dict(beam=1, cache=False, max_length=cap)),
+                          (f"beam {beam}, cache", dict(beam=beam, cache=True,
+                                                       max_length=cap))):
+        translate_batch(trained.model, srcs[:1], d.src_vocab, d.tgt_vocab, **kwargs)
         start = time.perf_counter()
-        hyps = decoding.translate(trained.model, srcs, d.src_vocab, d.tgt_vocab, **kwargs)
-        if isinstance(hyps, tuple):
-            hyps = hyps[0]
+        hyps, _ = translate_batch(trained.model, srcs, d.src_vocab, d.tgt_vocab, **kwargs)
         seconds = time.perf_counter() - start
         outputs[label] = hyps
         runs.append(dict(decoder=label, seconds=seconds, ms_per_sentence=1000 * seconds /

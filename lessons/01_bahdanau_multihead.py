@@ -76,7 +76,8 @@ assert np.array_equal(ops.convert_to_numpy(merged), x)
 # %%
 import keras
 
-alpha = ops.softmax(ops.convert_to_tensor(np.array([[2.0, 1.0, 0.5, 0.1]], "float32")))
+scores = np.array([[2.0, 1.5, 1.0, 0.8, 0.5, 0.3, 0.1, 0.0]], "float32")   # (1, T_k)
+alpha = ops.softmax(ops.convert_to_tensor(scores))
 drop = keras.layers.Dropout(0.5, seed=3)
 print("alpha            ", np.round(ops.convert_to_numpy(alpha), 3))
 print("dropped (train)  ", np.round(ops.convert_to_numpy(drop(alpha, training=True)), 3))

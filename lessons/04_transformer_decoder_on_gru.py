@@ -110,7 +110,7 @@ lesson.samples(model)
 # %%
 from kerasattn.lesson_utils import compare_decoding
 
-compare_decoding(lesson, model, n_sentences=4 if settings.quick else 16, beam=4)
+compare_decoding(lesson, model, n_sentences=2 if settings.quick else 16, beam=4)
 
 # %%
 lesson.attention_figure(model, "attention_cross_transformer_decoder_on_gru.png",
