@@ -635,8 +635,9 @@ class Lesson:
             ["<bos>"] + rec["target_tokens"][:-1]
         label = title or f"{trained.name}: {kind}-attention" + (
             f", layer {layer % w.shape[0] + 1}" if False else "")
-        return plots.attention_heatmap(w, keys, rec["target_tokens"], self._path(fname),
-                                       title=label)
+        return plots.attention_heatmap(
+            w, keys, rec["target_tokens"], self._path(fname), title=label,
+            xlabel="source" if kind == "cross" else "decoder input (earlier outputs)")
 
     def architecture(self, name: str):
         """The architecture diagram of model ``name``."""

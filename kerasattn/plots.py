@@ -72,7 +72,7 @@ def _new_figure(figsize: tuple[float, float], dpi: int) -> Figure:
 def attention_heatmap(weights, src_tokens: Sequence[str], tgt_tokens: Sequence[str],
                       path=None, title: str | None = None, max_cols: int = 4,
                       panel_size: float | None = None, dpi: int = DEFAULT_DPI,
-                      annotate: bool | None = None) -> Figure:
+                      annotate: bool | None = None, xlabel: str = "source") -> Figure:
     """Heatmap of attention weights, rows = target tokens, columns = source tokens.
 
     Args:
@@ -87,6 +87,7 @@ def attention_heatmap(weights, src_tokens: Sequence[str], tgt_tokens: Sequence[s
         panel_size: inches per panel side (default grows with the token count).
         dpi: pixels per inch.
         annotate: write each weight in its cell (default: when the map is small).
+        xlabel: x-axis label (e.g. "decoder input (earlier outputs)" for self-attention).
 
     Returns:
         The Figure.
@@ -128,7 +129,7 @@ def attention_heatmap(weights, src_tokens: Sequence[str], tgt_tokens: Sequence[s
             ax.set_title(f"head {i + 1}", fontsize=9)
         if i % cols == 0:
             ax.set_ylabel("target (generated)")
-        ax.set_xlabel("source")
+        ax.set_xlabel(xlabel)
         if annotate:
             for r in range(n_q):
                 for c in range(n_k):
