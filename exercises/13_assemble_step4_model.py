@@ -3,7 +3,7 @@
 Step 4 of the path keeps the recurrent encoder of the Bahdanau model but replaces the
 recurrent decoder by Transformer decoder blocks that run over the whole target in parallel:
 
-    H_enc  = BiGRU(Embed(x))                                   (B, S, d_model)
+    H_enc  = GRU(Embed(x))                                     (B, S, d_model)
     X      = PositionalEncoding(Embed(y_in))                   (B, T, d_model)
     Z      = DecoderBlock^N(X, H_enc)                          (B, T, d_model)
     logits = Z W_out + b_out                                   (B, T, V_tgt)
@@ -16,7 +16,7 @@ with the masks written explicitly from the token ids (token 0 is ``<pad>``):
 Build it with the Keras functional API from kit layers taught earlier:
 ``kerasattn.layers.PositionalEncoding`` (exercise 08) and
 ``kerasattn.layers.TransformerDecoderBlock`` (exercise 10), plus Keras's ``Embedding``,
-``GRU``, ``Bidirectional`` and ``Dense``. You may not import ``kerasattn.models`` (the kit's
+``GRU`` and ``Dense``. You may not import ``kerasattn.models`` (the kit's
 own builders).
 
 Shapes (symbols): ``B`` batch, ``S`` source length, ``T`` target length, ``V_tgt`` target
@@ -34,8 +34,8 @@ What to fill in: ``build_transformer_decoder_on_gru``.
 Hints:
     * ``keras.Input(shape=(None,), dtype="int32", name="encoder_inputs")``; pass a dict of
       inputs to ``keras.Model``.
-    * ``Embedding(..., mask_zero=True)`` on the source makes the GRUs skip the padding.
-      ``Bidirectional(GRU(d_model // 2, return_sequences=True))`` gives `d_model` features.
+    * ``Embedding(..., mask_zero=True)`` on the source makes the GRU skip the padding;
+      ``GRU(d_model, return_sequences=True)`` keeps one state per source position.
     * ``ops.not_equal(encoder_inputs, 0)`` works on symbolic inputs; pass the masks to
       every decoder block as ``decoder_padding_mask=`` / ``encoder_padding_mask=``.
     * The decoder block's self-attention is causal by default (``use_causal_mask=True``).
@@ -51,7 +51,7 @@ from kerasattn.layers import PositionalEncoding, TransformerDecoderBlock  # exer
 
 def build_transformer_decoder_on_gru(src_vocab_size, tgt_vocab_size, d_model=16,
                                      num_heads=2, d_ff=32, num_layers=1, dropout=0.0):
-    """Functional step-4 model: BiGRU encoder, Transformer decoder blocks, output layer.
+    """Functional step-4 model: GRU encoder, Transformer decoder blocks, output layer.
 
     Args:
         src_vocab_size: source vocabulary size (ids `0 .. V_src - 1`, 0 = pad).

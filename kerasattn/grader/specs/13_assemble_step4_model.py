@@ -1,4 +1,4 @@
-"""Checks for exercise 13: the step-4 model (BiGRU encoder + Transformer decoder blocks).
+"""Checks for exercise 13: the step-4 model (GRU encoder + Transformer decoder blocks).
 
 The model's weights are the student's random initialisation, so the checks are properties
 of the architecture: the output shape, causality, source-padding invariance, a gradient
