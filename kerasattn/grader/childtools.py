@@ -85,7 +85,11 @@ def trainable_gradients(layer, loss_fn) -> dict:
             with keras.StatelessScope(state_mapping=list(zip(variables, values))):
                 return loss_fn()
 
-        grads = jax.grad(f)([v.value for v in variables])
+        values = [v.value for v in variables]
+        try:  # one compiled program is much faster than compiling every eager op
+            grads = jax.jit(jax.grad(f))(values)
+        except Exception:  # noqa: BLE001 - e.g. Python control flow on values: stay eager
+            grads = jax.grad(f)(values)
     elif backend == "torch":
         import torch
 

@@ -65,7 +65,10 @@ class Worker:
         if self.backend == "jax" and self.jax_cache:
             # XLA compiles every eager op on first use, in every forked child: a compilation
             # cache on disk shares the work between the children of this run.
+            # ENABLE_XLA_CACHES=none: otherwise the cache folder's path is part of every key,
+            # and a cache copied to another folder never hits.
             env.update(JAX_COMPILATION_CACHE_DIR=self.jax_cache,
+                       JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES="none",
                        JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
                        JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="0")
         self.errlog = open(os.path.join(self.scratch, f"worker-{self.backend}.log"), "ab")
