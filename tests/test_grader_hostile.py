@@ -39,6 +39,7 @@ EXPECTED = {
     "forbidden_kit": 0,      # static check: keras.ops.dot_product_attention via an alias
     "wrong_shape": 3,        # transposed weights: only output + layer pass (1+2)
     "nan_output": 6,         # NaN on the fully masked row: masked checks (2+1) fail
+    "kill_worker": 5,        # kills the worker in the unmasked case (2+1+1 lost); restarted
 }
 MESSAGES = {
     "untouched": "not implemented yet",
@@ -55,6 +56,7 @@ MESSAGES = {
     "forbidden_kit": "keras.ops.dot_product_attention",
     "wrong_shape": "the axes look permuted",
     "nan_output": "NaN",
+    "kill_worker": "took the",
 }
 
 

@@ -181,17 +181,34 @@ def _scalar_ok(v) -> bool:
     return isinstance(v, (bool, int, float, str)) and not isinstance(v, np.generic)
 
 
+def _open_regular(path: str, limit: int):
+    """Open a file the child wrote, refusing symlinks and special files (the sandbox user
+    owns the folder and could point a name at a file only the grader may read)."""
+    import io
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit or st.st_nlink != 1:
+            return None  # (a hard link could also point at a private file)
+        return io.BytesIO(f.read(limit + 1))
+
+
 def _load_outputs(path: str) -> dict:
     """Load and validate the child's ``.npz``: numeric arrays only, bounded size."""
-    if not os.path.isfile(path):
-        raise ValueError("no outputs were written")
-    if os.path.getsize(path) > MAX_OUTPUT_BYTES:
-        raise ValueError("outputs file too large")
-    with zipfile.ZipFile(path) as z:
+    buf = _open_regular(path, MAX_OUTPUT_BYTES)
+    if buf is None:
+        raise ValueError("no valid outputs file was written")
+    with zipfile.ZipFile(buf) as z:
         if sum(i.file_size for i in z.infolist()) > MAX_OUTPUT_BYTES:
             raise ValueError("outputs too large")
+    buf.seek(0)
     out = {}
-    with np.load(path, allow_pickle=False) as data:
+    with np.load(buf, allow_pickle=False) as data:
         for key in data.files:
             a = data[key]
             if not isinstance(a, np.ndarray) or a.dtype.kind not in "biuf":
@@ -201,10 +218,12 @@ def _load_outputs(path: str) -> dict:
 
 
 def _read_meta(path: str) -> dict:
+    buf = _open_regular(path, 20000)
+    if buf is None:
+        return {}
     try:
-        with open(path) as f:
-            raw = json.loads(f.read(20000))
-    except (OSError, ValueError):
+        raw = json.loads(buf.read().decode("utf-8", "replace"))
+    except ValueError:
         return {}
     if not isinstance(raw, dict):
         return {}
@@ -222,11 +241,17 @@ def _read_meta(path: str) -> dict:
 
 def _log_tail(path: str, n: int = 4) -> str:
     try:
-        with open(path, "rb") as f:
-            f.seek(max(0, os.path.getsize(path) - 4000))
-            text = f.read().decode("utf-8", "replace")
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return ""
+    import stat
+
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+            return ""
+        f.seek(max(0, st.st_size - 4000))
+        text = f.read(4000).decode("utf-8", "replace")
     lines = [ln for ln in text.splitlines() if ln.strip()][-n:]
     return "\n".join("  | " + ln[:200] for ln in lines)
 
@@ -420,8 +445,12 @@ class Grader:
             exercises.append(ex)
             if sub.spec_path is None:
                 ex["status"] = "no_spec"
-                ex["messages"].append(f"no checks exist for {sub.path}: its file name must "
-                                      "be one of the exercises (e.g. 05_scaled_dot_product.py)")
+                if sub.path is not None and not sub.path.exists():
+                    ex["messages"].append(f"{sub.path} does not exist")
+                else:
+                    ex["messages"].append(
+                        f"no checks exist for {sub.path}: its file name must be one of the "
+                        "exercises (e.g. 05_scaled_dot_product.py)")
                 continue
             try:
                 spec = load_spec(sub.spec_path)
@@ -565,7 +594,8 @@ class Grader:
                    "memory_mb": memory_mb, "uid": self.uid, "gid": self.gid}
         try:
             outcome = worker.run(request)
-        except WorkerDied as exc:
+        except Exception as exc:  # noqa: BLE001 - WorkerDied, or a failed restart
+            worker.close()
             shutil.rmtree(out_dir, ignore_errors=True)
             return None, (f"the submission's process took the {backend} grading worker down "
                           f"({exc}); the worker was restarted for the next check")
