@@ -38,7 +38,7 @@ BACKENDS = ("tensorflow", "jax", "torch")
 # a 2-core CPU. Quick: a slice of the corpus and tiny models, for the tests (seconds); quick
 # numbers mean nothing about quality.
 DEFAULT_EPOCHS = 30
-DEFAULT_SIZES = dict(train=4000, valid=300, test=None)   # None = the whole test split
+DEFAULT_SIZES = dict(train=4000, valid=300, test=400)   # test: spread over all lengths
 DEFAULT_MINUTES = 4.0       # wall-clock training budget per lesson (split over its models)
 QUICK_EPOCHS = 1
 QUICK_SIZES = dict(train=64, valid=16, test=6)
@@ -790,6 +790,7 @@ def load_checkpoint(directory) -> Checkpoint:
     """
     import keras
 
+    import kerasattn.metrics  # noqa: F401  (registers the kit's loss and metrics)
     import kerasattn.models  # noqa: F401  (registers the kit's layers for loading)
     from kerasattn.data import Vocabulary
 
@@ -805,7 +806,7 @@ def load_checkpoint(directory) -> Checkpoint:
         raise ValueError(f"CHECKPOINT {str(d)!r} is incomplete: missing {', '.join(missing)} "
                          f"(expected the files written by `kerasattn train`)")
     meta = json.loads((d / META_FILE).read_text())
-    model = keras.saving.load_model(d / MODEL_FILE)
+    model = keras.saving.load_model(d / MODEL_FILE, compile=False)  # inference only
     return Checkpoint(name=meta.get("model", model.name), model=model,
                       src_vocab=Vocabulary.load(str(d / SRC_VOCAB_FILE)),
                       tgt_vocab=Vocabulary.load(str(d / TGT_VOCAB_FILE)), meta=meta, path=d)
@@ -837,7 +838,9 @@ def train_and_save(name: str, out, data: str | None = None, epochs: int | None =
                   bleu=float(metrics.corpus_bleu(hyps, refs)),
                   exact_match=float(metrics.exact_match(hyps, refs)),
                   settings=settings.signature(), example_source=srcs[0],
-                  history=trained.history)
+                  history=trained.history,
+                  # a fixed sample of test pairs: the backend demo scores these everywhere
+                  samples=[list(p) for p in _spread(d.test_pairs, 32)])
     save_checkpoint(out, trained.model, d.src_vocab, d.tgt_vocab, result)
     return result
 
@@ -989,15 +992,18 @@ def backend_worker(checkpoint: str, request: str, result: str) -> int:
     s = ckpt.meta.get("settings", {})
     settings = Settings(quick=bool(s.get("quick")), data=s.get("data"),
                         seed=int(s.get("seed", 0)))
-    corpus_data = load_data(settings)
-    pairs = _spread(corpus_data.test_pairs, req["n_pairs"])
+    if ckpt.meta.get("samples"):
+        test_pairs = [tuple(p) for p in ckpt.meta["samples"]]
+    else:  # an older checkpoint: regenerate its test split
+        test_pairs = load_data(settings).test_pairs
+    pairs = _spread(test_pairs, req["n_pairs"])
     arrays = kdata.make_arrays(pairs, ckpt.src_vocab, ckpt.tgt_vocab)
     x = {"encoder_inputs": arrays["encoder_inputs"], "decoder_inputs": arrays["decoder_inputs"]}
     ckpt.model.predict(x, verbose=0)  # warm-up (compilation) outside the timing
     start = time.perf_counter()
     logits = np.asarray(ckpt.model.predict(x, verbose=0), dtype=np.float32)
     forward_seconds = time.perf_counter() - start
-    srcs = [p[0] for p in _spread(corpus_data.test_pairs, req["n_sentences"])]
+    srcs = [p[0] for p in _spread(test_pairs, req["n_sentences"])]
     cap = settings.max_decode
     translate_batch(ckpt.model, srcs[:1], ckpt.src_vocab, ckpt.tgt_vocab, max_length=cap)
     start = time.perf_counter()
