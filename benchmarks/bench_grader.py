@@ -27,8 +27,11 @@ sys.path.insert(0, str(ROOT))
 from kerasattn.grader.engine import BACKENDS, Grader  # noqa: E402
 
 
+JOBS = 1
+
+
 def _run(backend, paths, **kwargs):
-    g = Grader([backend], **kwargs)
+    g = Grader([backend], jobs=JOBS, **kwargs)
     t0 = time.monotonic()
     result = g.grade(paths)
     wall = time.monotonic() - t0
@@ -55,8 +58,12 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--backends", nargs="+", default=list(BACKENDS), choices=BACKENDS)
     p.add_argument("--skip-exercises", action="store_true")
+    p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+                   help="cases graded at the same time (the CLI's default)")
     args = p.parse_args(argv)
-    print(f"load average before: {os.getloadavg()}, cpus: {os.cpu_count()}")
+    global JOBS
+    JOBS = args.jobs
+    print(f"load average before: {os.getloadavg()}, cpus: {os.cpu_count()}, jobs: {JOBS}")
     solutions, exercises = [str(ROOT / "solutions")], [str(ROOT / "exercises")]
     totals = {}
     for backend in args.backends:
@@ -82,9 +89,12 @@ def main(argv=None):
     print(f"load average after: {os.getloadavg()}")
     print("\nsummary (target <= 60 s per backend):")
     for backend, (cold, warm) in totals.items():
-        extra = f" (warm cache {warm['wall']:.1f} s)" if backend == "jax" else ""
-        print(f"  {backend:<11} {cold['wall']:6.1f} s{extra}  "
-              f"{'OK' if min(cold['wall'], warm['wall']) <= 60 else 'OVER'}")
+        verdict = "OK" if cold["wall"] <= 60 else "OVER"
+        extra = ""
+        if backend == "jax":
+            extra = (f"  warm cache {warm['wall']:.1f} s "
+                     f"{'OK' if warm['wall'] <= 60 else 'OVER'}")
+        print(f"  {backend:<11} {cold['wall']:6.1f} s {verdict}{extra}")
 
 
 if __name__ == "__main__":

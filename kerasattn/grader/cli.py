@@ -46,6 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jax-cache-update", action="store_true",
                    help="copy this run's JAX compilations back into --jax-cache (only for "
                         "trusted code, e.g. grading the solutions when building an image)")
+    p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+                   help="cases run at the same time, one worker process each (default: "
+                        "min(2, CPUs); each worker holds the framework in memory)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     return p
 
@@ -64,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         grader = Grader(backends, spec_dir=args.spec_dir, timeout=args.timeout,
                         memory_mb=args.memory_mb, sandbox_user=args.sandbox_user,
                         progress=progress, jax_cache=args.jax_cache,
-                        jax_cache_update=args.jax_cache_update)
+                        jax_cache_update=args.jax_cache_update, jobs=args.jobs)
         result = grader.grade(paths)
         text = report.WRITERS[args.format](result)
     except Exception as exc:  # noqa: BLE001 - the results file must always be valid

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import re
 import secrets
 import selectors
@@ -17,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import zipfile
 from dataclasses import dataclass
@@ -401,15 +403,18 @@ class Grader:
     """Grade submissions on one or more backends (see :func:`grade`)."""
 
     def __init__(self, backends, spec_dir=None, timeout=None, memory_mb=None,
-                 sandbox_user=None, progress=None, jax_cache=None, jax_cache_update=False):
+                 sandbox_user=None, progress=None, jax_cache=None, jax_cache_update=False,
+                 jobs=1):
         """See :func:`kerasattn.grader.cli.build_parser` for the arguments.
 
         ``jax_cache``: a folder of JAX compilation-cache entries made by grading trusted
         code (the solutions); it is copied into this run's scratch folder so submissions
         never write to it. ``jax_cache_update`` copies the run's entries back (only for
         trusted runs such as ``kerasattn grade solutions`` in Gradescope's setup.sh).
+        ``jobs``: sandboxed cases run at the same time (one worker each).
         """
         self.backends = list(backends)
+        self.jobs = int(jobs)
         self.jax_cache = jax_cache
         self.jax_cache_update = jax_cache_update
         self.spec_dir = spec_dir
@@ -535,27 +540,57 @@ class Grader:
                 for root, dirs, files in os.walk(cache):
                     for name in [root] + [os.path.join(root, f) for f in dirs + files]:
                         os.chown(name, self.uid, self.gid)
-        worker = Worker(backend, scratch, jax_cache=cache)
-        info = {"cases": 0, "worker_starts": 0}
+        jobs = max(1, min(self.jobs, sum(len(cases) for *_, cases in prepared)))
+        workers = [Worker(backend, scratch, jax_cache=cache) for _ in range(jobs)]
+        info = {"cases": 0, "worker_starts": 0, "jobs": jobs}
         t0 = time.monotonic()
         try:
-            try:
-                worker.start()
-            except Exception as exc:  # noqa: BLE001
+            errors = []
+
+            def start(w):
+                try:
+                    w.start()
+                except Exception as exc:  # noqa: BLE001
+                    errors.append(exc)
+
+            threads = [threading.Thread(target=start, args=(w,)) for w in workers]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            if errors:
                 for sub, spec, ex, cases in prepared:
                     for c, row in zip(spec.checks, ex["checks"]):
                         row["results"][backend] = _evaluate(
                             c, None, None, None, f"grader error: the {backend} backend did "
-                            f"not start ({exc})", n_b)
-                info["error"] = str(exc)
+                            f"not start ({errors[0]})", n_b)
+                info["error"] = str(errors[0])
                 return
-            info.update(keras=worker.info.get("keras"),
-                        startup_s=round(worker.info.get("startup_s", 0.0), 3))
+            info.update(keras=workers[0].info.get("keras"),
+                        startup_s=round(max(w.info.get("startup_s", 0.0) for w in workers), 3))
+            tasks = queue.Queue()
             for sub, spec, ex, cases in prepared:
-                self.progress(f"[{backend}] {spec.exercise}")
                 for name, entry in cases.items():
-                    outputs, failure = self._run_case(worker, backend, sub, spec, entry,
-                                                      scratch)
+                    tasks.put((sub, spec, ex, name, entry))
+            outcomes = {}
+
+            def drain(w):
+                while True:
+                    try:
+                        sub, spec, ex, name, entry = tasks.get_nowait()
+                    except queue.Empty:
+                        return
+                    self.progress(f"[{backend}] {spec.exercise} / {name}")
+                    outcomes[id(entry)] = self._run_case(w, backend, sub, spec, entry, scratch)
+
+            threads = [threading.Thread(target=drain, args=(w,)) for w in workers]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            for sub, spec, ex, cases in prepared:  # scoring: in order, in this thread
+                for name, entry in cases.items():
+                    outputs, failure = outcomes[id(entry)]
                     info["cases"] += 1
                     if failure and entry.get("_where"):
                         ex.setdefault("_where", {}).setdefault(backend, entry["_where"])
@@ -565,8 +600,9 @@ class Grader:
                                 c, outputs, entry.get("inputs"), entry.get("expected"),
                                 failure, n_b)
         finally:
-            info["worker_starts"] = worker.starts
-            worker.close()
+            info["worker_starts"] = sum(w.starts for w in workers)
+            for w in workers:
+                w.close()
             if cache and self.jax_cache and self.jax_cache_update:
                 shutil.copytree(cache, self.jax_cache, dirs_exist_ok=True)
             info["grading_s"] = round(time.monotonic() - t0, 3)
