@@ -72,7 +72,7 @@ SPEC = Spec(
     title="Assemble step 4: Transformer decoder on a GRU encoder",
     forbidden=["kerasattn.models", "kerasattn.training", "kerasattn.decoding",
                "keras_hub", "keras_nlp"],
-    cases=[Case("model", build, run, timeout=90)],
+    cases=[Case("model", build, run, timeout=120)],
     checks=[
         Property("returns a keras.Model with logits (B, T, V_tgt)", case="model", fn=_shape,
                  points=2),
