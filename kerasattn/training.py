@@ -153,7 +153,9 @@ def _as_arrays(data, name: str):
         if missing:
             raise ValueError(f"`{name}[0]` is missing keys {missing}: expected keys "
                              f"{list(INPUT_KEYS)}; received keys {sorted(x)}.")
-    elif hasattr(data, "__getitem__") or hasattr(data, "__iter__"):
+    elif isinstance(data, keras.utils.PyDataset) or (
+            hasattr(data, "__iter__")
+            and not isinstance(data, (str, bytes, list, tuple, np.ndarray))):
         return data, None
     else:
         raise ValueError(f"`{name}` must be a dict of arrays, an (x, labels) tuple or a "

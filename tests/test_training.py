@@ -210,6 +210,8 @@ def test_bad_arguments_raise_clear_value_errors():
     bad = dict(data, labels=data["labels"][:, :-1])
     with pytest.raises(ValueError, match=r"labels \(4, 4\)"):
         training.train(model, bad, epochs=1)
+    with pytest.raises(ValueError, match="train_data"):
+        training.train(model, [("a b", "c d")], epochs=1)
     with pytest.raises(ValueError, match="epochs"):
         training.train(model, data, epochs=0)
     with pytest.raises(ValueError, match="label_smoothing"):
