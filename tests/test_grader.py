@@ -106,6 +106,7 @@ def test_static_check_allows_prerequisites_and_lists_backend_calls():
     rep = check_source(src, FORBIDDEN, "sub.py")
     assert rep.ok, rep.forbidden
     assert (5, "torch.softmax", "torch") in rep.backend_calls
+    assert check_source("print('compare with solutions/05.py later')\n", FORBIDDEN).ok
     bad = check_source("def f(:\n", FORBIDDEN, "sub.py")
     assert not bad.ok and "SyntaxError line 1" in bad.message("sub.py")
 

@@ -303,6 +303,8 @@ def _failure_message(outcome: dict, meta: dict, timeout: float, memory_mb: int,
         msg = f"the submission's process was killed by signal {-rc}"
         if -rc == 24 or -rc == 9:
             msg += " (CPU-time limit?)"
+        elif -rc == 25:
+            msg += " (file-size limit: printing or writing too much?)"
     else:
         msg = (f"the submission's process ended (exit code {rc}) before returning any output: "
                "os._exit(), or a crash the grader could not catch")

@@ -14,6 +14,12 @@ from dataclasses import dataclass, field
 
 BACKEND_MODULES = {"torch": "torch", "jax": "jax", "jaxlib": "jax", "tensorflow": "tensorflow",
                    "tf_keras": "tensorflow", "flax": "jax", "optax": "jax"}
+# calls that open, load or run a file or module named by a string argument
+_FILE_CALLS = {"open", "exec", "execfile", "compile", "spec_from_file_location", "run_path",
+               "run_module", "Path", "PurePath", "import_module", "__import__", "read_text",
+               "read_bytes", "load", "loadtxt", "genfromtxt", "SourceFileLoader", "listdir",
+               "scandir", "glob", "iglob", "walk", "copy", "copyfile", "system", "popen",
+               "run", "Popen", "check_output", "call", "fdopen", "FileIO"}
 _SUSPICIOUS_PATHS = ("solutions/", "solutions\\", "kerasattn/reference", "grader/specs")
 
 
@@ -121,6 +127,8 @@ def check_source(source: str, forbidden, filename: str = "<submission>") -> Stat
                 arg = node.args[0]
                 if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
                     flag(node.lineno, arg.value)
+            if not func or func[-1] not in _FILE_CALLS:
+                continue
             for arg in list(node.args) + [k.value for k in node.keywords]:
                 if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
                     text = arg.value.replace("\\", "/")
