@@ -95,6 +95,26 @@ def test_exercise_matches_solution_outside_the_markers(stem):
         assert not imported & {"torch", "jax", "tensorflow", "solutions", "numpy"}, imported
 
 
+@pytest.mark.parametrize("stem", [p.stem for p in EXERCISES])
+def test_every_known_mistake_differs_from_the_reference(stem):
+    """A variant equal to the expected output could never be reported: each must differ."""
+    from kerasattn.grader.spec import Compare
+
+    spec = load_spec(spec_paths()[stem])
+    for case in spec.cases:
+        checks = [c for c in spec.checks if isinstance(c, Compare) and c.case == case.name]
+        if not any(c.variants for c in checks):
+            continue
+        inputs = case.build(np.random.default_rng(case.seed))
+        expected = case.expected(dict(inputs))
+        for check in checks:
+            want = np.asarray(expected[check.expected_key or check.output], dtype=float)
+            for variant in check.variants:
+                got = np.asarray(variant.fn(dict(inputs)), dtype=float)
+                assert got.shape != want.shape or not np.allclose(
+                    got, want, atol=check.atol, rtol=check.rtol), (check.name, variant.name)
+
+
 # ------------------------------------------------- untouched exercises, in process
 def _call_every_case(stem: str, module) -> list[str]:
     """Run each case of the spec on ``module`` and return the exception type names."""
