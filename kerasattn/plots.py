@@ -30,6 +30,7 @@ if (not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY")
 import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 DEFAULT_DPI = 100
 
@@ -275,6 +276,7 @@ def training_curves(histories: Mapping[str, Mapping[str, Sequence[float]]], path
         elif val:
             ax_val.plot(range(1, len(val) + 1), val, marker=".", label=name)
     for ax, which in ((ax_train, "training"), (ax_val, "validation")):
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_title(f"{which} {metric}", fontsize=10)
         ax.set_xlabel("epoch")
         ax.grid(alpha=0.3)

@@ -118,8 +118,10 @@ bahdanau = lesson.train("bahdanau")
 # %% [markdown]
 # ## Learning curves with and without attention
 #
-# The attention model's validation loss keeps falling after the baseline's has flattened:
-# the baseline is limited by what fits in $c$, not by training time.
+# What to look for: given enough training, the attention model's validation loss keeps
+# falling after the baseline's has flattened, because the baseline is limited by what fits
+# in $c$, not by training time. (The default budget is a few minutes of CPU; if the curves
+# are still falling together when it runs out, give them more with `--minutes`.)
 
 # %%
 lesson.curves(["seq2seq", "bahdanau"], "curves_with_without_attention.png",
@@ -143,8 +145,9 @@ lesson.samples(bahdanau)
 # %% [markdown]
 # ## BLEU against sentence length (the paper's Figure 2)
 #
-# The test split includes sentences longer than any seen in training. The baseline's BLEU
-# falls as the source gets longer; the attention model's stays up.
+# The test split includes sentences longer than any seen in training. In the paper (and in
+# a run trained long enough) the baseline's BLEU falls as the source gets longer while the
+# attention model's stays up. Compare your figure with that shape.
 
 # %%
 from kerasattn import plots
