@@ -446,7 +446,7 @@ def train_model(name: str, data: LessonData, settings: Settings, verbose: int | 
 
 def translate_batch(model, sources: Sequence[str], src_vocab, tgt_vocab, beam: int = 1,
                     max_length: int | None = None, attention: bool = False,
-                    cache: bool = True, chunk: int = 256):
+                    cache: bool = True, chunk: int = 128, progress: bool = False):
     """Translate normalised ``sources``; returns ``(translations, attention_or_None)``.
 
     Sentences are decoded in chunks of similar length (greedy when ``beam == 1``, else beam
@@ -464,7 +464,11 @@ def translate_batch(model, sources: Sequence[str], src_vocab, tgt_vocab, beam: i
     order = sorted(range(len(sources)), key=lambda i: len(sources[i].split()))
     texts = [None] * len(sources)
     atts = [None] * len(sources)
-    for k in range(0, len(order), chunk):
+    starts = range(0, len(order), chunk)
+    if progress and len(starts) > 1:
+        from tqdm import tqdm
+        starts = tqdm(starts, desc="decoding", unit="batch", leave=False)
+    for k in starts:
         idx = order[k:k + chunk]
         batch = [sources[i] for i in idx]
         longest = max(len(s.split()) for s in batch)
@@ -569,7 +573,8 @@ class Lesson:
         refs = [t for _, t in d.test_pairs]
         start = time.perf_counter()
         hyps, _ = translate_batch(trained.model, srcs, d.src_vocab, d.tgt_vocab, beam=beam,
-                                  max_length=self.settings.max_decode)
+                                  max_length=self.settings.max_decode,
+                                  progress=not self.settings.quick)
         decode_seconds = time.perf_counter() - start
         res = dict(model=trained.name, params=trained.params,
                    train_seconds=trained.train_seconds,
