@@ -11,7 +11,8 @@ passes check instead that asking for data parallelism there fails with a clear V
 Tolerance: data parallelism splits each batch of 4 into two shards of 2, computes the
 per-shard gradients and all-reduces them, so only the floating-point summation order
 differs from single-device training: float32 losses and weights after 4 AdamW steps agree
-to 1e-5 (relative) / 1e-6 (absolute); measured differences are about 1e-7.
+to 1e-5 (relative) / 1e-6 (absolute); measured here: 2.4e-7 on the losses, 6e-8 on
+the weights.
 """
 from __future__ import annotations
 
@@ -32,22 +33,17 @@ data = tiny_pairs(8)
 kw = dict(epochs=2, batch_size=4, learning_rate=1e-2, early_stopping_patience=None,
           seed=5)
 
-def run(distribution, build_in_scope=False):
+def run(distribution):
     keras.utils.set_random_seed(7)
-    if build_in_scope:
-        with training.data_parallel().scope():
-            model = tiny_gru()
-    else:
-        model = tiny_gru()
+    model = tiny_gru()              # built outside the scope: train() lays its variables out
     r = training.train(model, data, distribution=distribution, **kw)
     devices = sorted(str(d) for d in model.trainable_variables[0].value.sharding.device_set)
     return r.history, [w.tolist() for w in model.get_weights()], devices
 
 single = run(None)
 dp = run("data_parallel")
-dp_scope = run("data_parallel", build_in_scope=True)
 print(json.dumps({"n_devices": len(jax.devices()), "backend": keras.backend.backend(),
-                  "single": single, "dp": dp, "dp_scope": dp_scope}))
+                  "single": single, "dp": dp}))
 '''
 
 
@@ -59,7 +55,7 @@ def test_data_parallel_on_two_cpu_devices_matches_single_device(backend):
     assert out["backend"] == "jax" and out["n_devices"] == 2
     hist_1, weights_1, devices_1 = out["single"]
     assert len(devices_1) == 1
-    for name in ("dp", "dp_scope"):
+    for name in ("dp",):
         hist, weights, devices = out[name]
         assert len(devices) == 2, (name, devices)        # weights replicated on both devices
         for key in ("loss",):

@@ -38,24 +38,3 @@ def tiny_gru(src_vocab=12, tgt_vocab=12, d=16, dropout=0.0):
     logits = keras.layers.Dense(tgt_vocab)(y)
     return keras.Model({"encoder_inputs": enc_in, "decoder_inputs": dec_in}, logits)
 
-
-@keras.saving.register_keras_serializable(package="kerasattn_tests")
-class _TokenMask(keras.layers.Layer):
-    def call(self, ids):
-        return keras.ops.not_equal(ids, 0)
-
-
-def tiny_attention(src_vocab=12, tgt_vocab=12, d=16, dropout=0.0):
-    """Causal self-attention decoder + cross-attention, masks derived from the token ids."""
-    enc_in = keras.Input((None,), dtype="int32", name="encoder_inputs")
-    dec_in = keras.Input((None,), dtype="int32", name="decoder_inputs")
-    src_mask = _TokenMask()(enc_in)                                      # (B, S)
-    h = keras.layers.Embedding(src_vocab, d)(enc_in)
-    y = keras.layers.Embedding(tgt_vocab, d)(dec_in)
-    y = y + keras.layers.MultiHeadAttention(2, d // 2, dropout=dropout)(
-        y, y, use_causal_mask=True)
-    y = y + keras.layers.MultiHeadAttention(2, d // 2, dropout=dropout)(
-        y, h, attention_mask=src_mask[:, None, :])
-    logits = keras.layers.Dense(tgt_vocab)(y)
-    return keras.Model({"encoder_inputs": enc_in, "decoder_inputs": dec_in}, logits)
-
