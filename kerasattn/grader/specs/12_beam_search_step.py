@@ -62,6 +62,10 @@ def run(student, inputs):
 
     out = student.beam_search_step(t("beam_scores"), t("beam_lengths"), t("finished", "bool"),
                                    t("next_log_probs"), alpha=ALPHA, eos_id=EOS)
+    if not isinstance(out, dict) or set(KEYS) - set(out):
+        raise TypeError(f"beam_search_step must return a dict with the keys {list(KEYS)}; "
+                        f"got {type(out).__name__}"
+                        + (f" with keys {sorted(out)}" if isinstance(out, dict) else ""))
     return {key: out[key] for key in KEYS}
 
 
