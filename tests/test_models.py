@@ -7,7 +7,8 @@ import keras
 import numpy as np
 import pytest
 from conftest import other_backends, run_in_backend, to_numpy
-from test_models_zoo import (SRC_VOCAB, TGT_VOCAB, TINY, arrays, model_name,  # noqa: F401
+from test_models_zoo import (SRC_VOCAB, TGT_VOCAB, TINY, _torch_threads, arrays,  # noqa: F401
+                             model_name,
                              trained, untrained)
 
 from kerasattn.decoding import greedy_decode
@@ -102,7 +103,7 @@ def test_keras_round_trip(model_name, tmp_path):
 
 CHILD = """
 import json, numpy as np, keras
-import kerasattn.models
+import kerasattn.models, kerasattn.metrics  # registers the layers and the loss
 from kerasattn.decoding import greedy_decode
 enc = np.array({enc}, "int32")
 out = {{}}
@@ -114,20 +115,25 @@ print(json.dumps(out))
 """
 
 
+# One model per decoder family (every custom layer class appears in one of them); the
+# same-backend round trip above covers all seven. A child process per backend costs ~30 s.
+CROSS_BACKEND_MODELS = ("bahdanau_multihead", "decoder_self_attention", "transformer")
+
+
 def test_saved_model_translates_identically_on_other_backends(tmp_path):
-    """Every trained model, saved here, decodes the same tokens on the other backends."""
+    """Trained models, saved here, decode the same tokens / logits on the other backends."""
     enc = arrays()["encoder_inputs"]
     expected = {}
-    for name in MODEL_NAMES:
+    for name in CROSS_BACKEND_MODELS:
         model, _, _ = trained(name)
         model.save(tmp_path / f"{name}.keras")
         r = greedy_decode(model, enc, max_length=8, return_logits=True)
         expected[name] = r
-    code = CHILD.format(enc=json.dumps(enc.tolist()), names=list(MODEL_NAMES),
+    code = CHILD.format(enc=json.dumps(enc.tolist()), names=list(CROSS_BACKEND_MODELS),
                         root=str(tmp_path))
     for backend in other_backends():
         got = run_in_backend(backend, code, timeout=600)
-        for name in MODEL_NAMES:
+        for name in CROSS_BACKEND_MODELS:
             assert got[name]["tokens"] == expected[name].tokens.tolist(), (backend, name)
             np.testing.assert_allclose(np.array(got[name]["logits"]),
                                        expected[name].step_logits, atol=1e-4,

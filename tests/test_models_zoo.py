@@ -13,6 +13,7 @@ import keras
 import numpy as np
 import pytest
 
+from kerasattn.backend_utils import torch_threads
 from kerasattn.metrics import MaskedSparseCategoricalCrossentropy, masked_sparse_ce
 from kerasattn.models import MODEL_NAMES, build_model
 
@@ -36,7 +37,7 @@ TINY = {
     "transformer": dict(d_model=32, num_heads=2, d_ff=32, num_encoder_layers=1,
                         num_decoder_layers=2, dropout=0.0, max_length=16),
 }
-STEPS = 120
+STEPS = 100
 
 
 def target_of(src: list) -> list:
@@ -76,6 +77,11 @@ def trained(name: str):
     model = build_model(name, SRC_VOCAB, TGT_VOCAB, **TINY[name])
     data = arrays()
     before = masked_loss(model, data)
+    with torch_threads("auto"):
+        return _fit(model, data, before)
+
+
+def _fit(model, data, before):
     model.compile(optimizer=keras.optimizers.Adam(1e-2, global_clipnorm=1.0),
                   loss=MaskedSparseCategoricalCrossentropy())
     # One epoch of STEPS full-batch steps (per-epoch overhead of fit is large on torch).
@@ -95,6 +101,14 @@ def test_tiny_corpus_is_well_formed():
         n = int((lab != PAD).sum())
         assert lab[n - 1] == EOS and (dec[1:n] == lab[:n - 1]).all()
     assert set(TINY) == set(MODEL_NAMES)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _torch_threads():
+    """torch's default thread pool spin-waits on a busy machine (a tiny step gets ~20x
+    slower at load 10 on 2 cores): use only the idle cores, as training does."""
+    with torch_threads("auto"):
+        yield
 
 
 @pytest.fixture(params=MODEL_NAMES)

@@ -19,9 +19,14 @@ Beam search (batch > 1, beam size ``k``): each step takes the ``2k`` best extens
 ``k`` live beams; an extension ending in `<eos>` that ranks among the first ``k`` becomes a
 *finished* hypothesis and is frozen (it is never extended again, its score never changes);
 the best ``k`` extensions that do not end in `<eos>` stay live, and the decoder state of
-every live beam is cloned from its parent (``adapter.reorder``). A sentence is done when it
-has ``k`` finished hypotheses (or at ``max_length``, when the live beams join the finished
-ones); the best finished score wins. With ``k = 1`` this is exactly greedy decoding.
+every live beam is cloned from its parent (``adapter.reorder``). The ``k`` best finished
+hypotheses are kept; a sentence is done when it has ``k`` of them and the best live beam,
+scored at its current length, is no better than the worst of them (exact for
+``alpha = 0``; with ``alpha > 0`` the usual heuristic), or at ``max_length``, when the live
+beams join the finished ones. The best finished score wins. With ``k = 1`` this is exactly
+greedy decoding. (Stopping as soon as ``k`` hypotheses have finished would let ``k``
+unlikely early `<eos>` extensions end the search before the likely one: a wider beam then
+returns a worse sentence.)
 """
 from __future__ import annotations
 
@@ -32,6 +37,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from kerasattn.backend_utils import torch_threads
 from kerasattn.decoding.backend_utils import compile_function, resolve_compile
 from kerasattn.models.registry import incremental_decoder
 
@@ -234,7 +240,7 @@ def _stack_attention(steps: list, n_out: int) -> dict:
 
 def greedy_decode(model, src, max_length: int = 50, *, cache: bool = True,
                   compile="auto", return_logits: bool = False, alpha: float = 0.6,
-                  length_penalty_kind: str = "gnmt") -> DecodeResult:
+                  length_penalty_kind: str = "gnmt", threads="auto") -> DecodeResult:
     """Greedy decoding: `y_t = argmax p(y | y_<t, x)` until `<eos>` or ``max_length``.
 
     Args:
@@ -246,12 +252,21 @@ def greedy_decode(model, src, max_length: int = 50, *, cache: bool = True,
         return_logits: keep every step's logits in ``step_logits``.
         alpha, length_penalty_kind: only used to fill ``scores`` comparably with beam
             search.
+        threads: torch intra-op threads while decoding (``"auto"``: the idle cores, see
+            :class:`kerasattn.backend_utils.torch_threads`); ignored on other backends.
 
     Returns:
         A :class:`DecodeResult`; rows stop independently, the loop stops when all did.
     """
     src = _check_src(src)
     _check_args(max_length, alpha, length_penalty_kind)
+    with torch_threads(threads):
+        return _greedy(model, src, max_length, cache, compile, return_logits, alpha,
+                       length_penalty_kind)
+
+
+def _greedy(model, src, max_length, cache, compile, return_logits, alpha,
+            length_penalty_kind) -> DecodeResult:
     batch = len(src)
     stepper = Stepper(model, max_length, cache=cache, compile=compile)
     stepper.start(src)
@@ -289,7 +304,7 @@ def greedy_decode(model, src, max_length: int = 50, *, cache: bool = True,
 
 def beam_search(model, src, beam_size: int = 4, max_length: int = 50, *,
                 alpha: float = 0.6, length_penalty_kind: str = "gnmt",
-                cache: bool = True, compile="auto") -> DecodeResult:
+                cache: bool = True, compile="auto", threads="auto") -> DecodeResult:
     """Beam search with a length penalty and frozen finished hypotheses.
 
     Args:
@@ -300,7 +315,7 @@ def beam_search(model, src, beam_size: int = 4, max_length: int = 50, *,
         alpha: length-penalty exponent (0 = raw log-probability).
         length_penalty_kind: "gnmt" (``((5 + L) / 6) ** alpha``) or "power"
             (``L ** alpha``).
-        cache, compile: as in :func:`greedy_decode`.
+        cache, compile, threads: as in :func:`greedy_decode`.
 
     Returns:
         A :class:`DecodeResult` holding the best hypothesis per row, and all finished
@@ -308,7 +323,14 @@ def beam_search(model, src, beam_size: int = 4, max_length: int = 50, *,
     """
     src = _check_src(src)
     _check_args(max_length, alpha, length_penalty_kind, beam_size)
-    batch, k = len(src), int(beam_size)
+    with torch_threads(threads):
+        return _beam(model, src, int(beam_size), max_length, alpha, length_penalty_kind,
+                     cache, compile)
+
+
+def _beam(model, src, k, max_length, alpha, length_penalty_kind, cache,
+          compile) -> DecodeResult:
+    batch = len(src)
     stepper = Stepper(model, max_length, cache=cache, compile=compile)
     stepper.start(src, repeat=k)  # row b*k + i = beam i of sentence b
 
@@ -363,8 +385,14 @@ def beam_search(model, src, beam_size: int = 4, max_length: int = 50, *,
                 n_live += 1
                 if n_live == k:
                     break
-            if len(finished[b]) >= k:
-                done[b] = True
+            finished[b].sort(key=lambda h: -h.score)
+            del finished[b][k:]  # keep the k best finished hypotheses
+            if len(finished[b]) == k:
+                # Done when even the best live beam, scored now, cannot beat the worst
+                # kept hypothesis (exact for alpha = 0: log-probs only decrease).
+                best_live = new_logp[b].max()
+                bound = best_live / length_penalty(t + 1, alpha, length_penalty_kind)
+                done[b] = not np.isfinite(best_live) or bound <= finished[b][-1].score
         if done.all():
             break
         # Clone the parents' histories, attention and decoder state into the new beams.
