@@ -1,6 +1,7 @@
 """get_config round trips, a `.keras` round trip of a model using every layer, and loading
 that file on the other two backends (every backend saves once)."""
 import json
+from concurrent.futures import ThreadPoolExecutor
 
 import keras
 import numpy as np
@@ -85,17 +86,21 @@ def test_keras_round_trip_and_cross_backend_load(tmp_path):
         "PositionalEncoding", "TransformerEncoderBlock", "TransformerDecoderBlock",
         "BahdanauAttention", "MultiHeadCross", "AddNorm", "PositionwiseFeedForward"}
 
-    for backend in other_backends():
-        result = run_in_backend(backend, f"""
-            import json, keras, numpy as np
-            import kerasattn.layers  # registers the custom layers
-            model = keras.models.load_model({str(path)!r})
-            src = np.array({SRC.tolist()}, "int32"); tgt = np.array({TGT.tolist()}, "int32")
-            if keras.backend.backend() == "jax":
-                out = model.predict([src, tgt], verbose=0, batch_size=2)
-            else:
-                out = keras.ops.convert_to_numpy(model([src, tgt]))
-            print(json.dumps({{"backend": keras.backend.backend(), "out": out.tolist()}}))
-        """)
+    code = f"""
+        import json, keras, numpy as np
+        import kerasattn.layers  # registers the custom layers
+        model = keras.models.load_model({str(path)!r})
+        src = np.array({SRC.tolist()}, "int32"); tgt = np.array({TGT.tolist()}, "int32")
+        if keras.backend.backend() == "jax":
+            out = model.predict([src, tgt], verbose=0, batch_size=2)
+        else:
+            out = keras.ops.convert_to_numpy(model([src, tgt]))
+        print(json.dumps({{"backend": keras.backend.backend(), "out": out.tolist()}}))
+    """
+    backends = other_backends()
+    # The two child processes mostly wait on imports: run them side by side.
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(lambda b: run_in_backend(b, code), backends))
+    for backend, result in zip(backends, results):
         assert result["backend"] == backend
         np.testing.assert_allclose(np.array(result["out"]), expected, atol=1e-5)
