@@ -64,6 +64,11 @@ class Worker:
                        [str(KIT_ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(
                            os.pathsep) if p]))
         env.pop("PYTHONSTARTUP", None)
+        if self.backend == "jax":
+            # Tiny shapes: XLA's compile time dominates, not run time. Skipping the expensive
+            # LLVM passes compiles each eager op about a quarter faster (measured).
+            env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_backend_optimization_level=0"
+                                " --xla_llvm_disable_expensive_passes=true").strip()
         if self.backend == "jax" and self.jax_cache:
             # XLA compiles every eager op on first use, in every forked child: a compilation
             # cache on disk shares the work between the children of this run.
