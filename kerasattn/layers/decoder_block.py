@@ -127,9 +127,12 @@ class TransformerDecoderBlock(keras.layers.Layer):
             result += (self_weights, cross_weights)
         return result[0] if len(result) == 1 else result
 
-    def compute_output_spec(self, decoder_sequence, encoder_sequence, *args,
-                            self_attention_cache=None, return_attention_scores=False,
-                            **kwargs):
+    def compute_output_spec(self, decoder_sequence, encoder_sequence,
+                            decoder_padding_mask=None, encoder_padding_mask=None,
+                            self_attention_cache=None,
+                            self_attention_cache_update_index=None, use_causal_mask=True,
+                            return_attention_scores=False, training=None,
+                            decoder_sequence_mask=None, encoder_sequence_mask=None):
         # Shapes only (functional models): no symbolic tracing of `call`.
         b, t = decoder_sequence.shape[0], decoder_sequence.shape[1]
         result = (keras.KerasTensor(decoder_sequence.shape, dtype=self.compute_dtype),)
