@@ -501,10 +501,12 @@ class Grader:
         for ex in exercises:
             static = ex.pop("_static", None)
             self._cross_backend_notes(ex, static)
-            ex["score"] = float(sum(r["score"] for row in ex["checks"]
-                                    for r in row["results"].values()))
+            # points x (backends passed / backends), rounded: 3 x (1/3) must give 1, not 0.999..
+            ex["score"] = round(sum(
+                row["points"] * sum(r["status"] == "passed" for r in row["results"].values())
+                / max(n_b, 1) for row in ex["checks"]), 6)
         return {"schema": SCHEMA, "backends": self.backends,
-                "score": float(sum(e["score"] for e in exercises)),
+                "score": round(sum(e["score"] for e in exercises), 6),
                 "max_score": float(sum(e["max_score"] for e in exercises)),
                 "execution_time": time.monotonic() - t0,
                 "backend_info": getattr(self, "_info", {}), "exercises": exercises}
