@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from conftest import to_numpy
-from test_training_helpers import tiny_gru, tiny_pairs
+from test_training_helpers import tiny_bag, tiny_pairs
 
 from kerasattn import checkpointing, training
 from kerasattn.metrics import masked_sparse_ce
@@ -48,7 +48,7 @@ def test_transformer_schedule_matches_paper_formula():
 
 
 def test_warmup_schedule_drives_the_optimizer():
-    model = _build(tiny_gru)
+    model = _build(tiny_bag)
     data = tiny_pairs(8)
     result = training.train(model, data, epochs=1, batch_size=4, warmup_steps=4,
                             learning_rate=2e-3, early_stopping_patience=None)
@@ -88,7 +88,7 @@ def test_validation_uses_the_training_masks_and_padding_is_ignored():
 
 def test_training_overfits_a_few_pairs():
     data = tiny_pairs(8)
-    model = _build(tiny_gru)
+    model = _build(tiny_bag)
     r = training.train(model, data, epochs=25, batch_size=8, learning_rate=3e-2,
                        label_smoothing=0.0, early_stopping_patience=None)
     loss = r.history["loss"]
@@ -101,7 +101,7 @@ def test_same_seed_same_losses():
     data = tiny_pairs(8)
     runs = []
     for _ in range(2):
-        model = _build(tiny_gru, dropout=0.3)             # same initial weights every time
+        model = _build(tiny_bag, dropout=0.3)             # same initial weights every time
         r = training.train(model, data, epochs=2, batch_size=4, learning_rate=1e-2,
                            early_stopping_patience=None, seed=3)
         runs.append(r.history["loss"])
@@ -119,7 +119,7 @@ def test_early_stopping_restores_best_weights():
     train_d = tiny_pairs(8, seed=0)
     valid_d = tiny_pairs(8, seed=1)
     valid_d["labels"] = np.where(valid_d["labels"] > 0, 4, 0).astype("int32")  # unlearnable
-    model = _build(tiny_gru)
+    model = _build(tiny_bag)
     r = training.train(model, train_d, valid_d, epochs=30, batch_size=4, learning_rate=3e-2,
                        early_stopping_patience=2)
     val = r.history["val_loss"]
@@ -136,7 +136,7 @@ def test_early_stopping_restores_best_weights():
 
 def test_crash_during_checkpoint_write_keeps_previous_checkpoint(tmp_path, monkeypatch):
     data = tiny_pairs(8)
-    model = _build(tiny_gru)
+    model = _build(tiny_bag)
     training.train(model, data, epochs=1, batch_size=4, checkpoint_dir=str(tmp_path),
                    early_stopping_patience=None)
     last = tmp_path / checkpointing.LAST_CHECKPOINT
@@ -165,10 +165,10 @@ def test_crash_during_checkpoint_write_keeps_previous_checkpoint(tmp_path, monke
     assert last.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         [checkpointing.LAST_CHECKPOINT, checkpointing.BEST_WEIGHTS])   # no temp files left
-    fresh = _build(tiny_gru, seed=99)
+    fresh = _build(tiny_bag, seed=99)
     meta, _ = checkpointing.load_training_state(str(last), fresh)
     assert meta["epoch"] == 1 and _weights_equal(fresh.get_weights(), saved)
-    fresh2 = _build(tiny_gru, seed=98)
+    fresh2 = _build(tiny_bag, seed=98)
     fresh2.load_weights(str(best))
     assert _weights_equal(fresh2.get_weights(), saved)
     # a crash that killed the process leaves a stale temp file: the next run removes it
@@ -179,11 +179,11 @@ def test_crash_during_checkpoint_write_keeps_previous_checkpoint(tmp_path, monke
 def test_resume_continues_exactly_where_it_stopped(tmp_path):
     data = tiny_pairs(8)
     kw = dict(batch_size=8, learning_rate=1e-2, shuffle=False, early_stopping_patience=5)
-    full = _build(tiny_gru)
+    full = _build(tiny_bag)
     r_full = training.train(full, data, epochs=4, **kw)
-    part = _build(tiny_gru)
+    part = _build(tiny_bag)
     r1 = training.train(part, data, epochs=2, checkpoint_dir=str(tmp_path), **kw)
-    resumed = _build(tiny_gru, seed=123)                  # different init: all comes from disk
+    resumed = _build(tiny_bag, seed=123)                  # different init: all comes from disk
     r2 = training.train(resumed, data, epochs=4, checkpoint_dir=str(tmp_path), resume=True,
                         **kw)
     assert r1.epochs_run == 2 and r2.initial_epoch == 2 and r2.epochs_run == 4
@@ -198,7 +198,7 @@ def test_resume_continues_exactly_where_it_stopped(tmp_path):
 
 def test_bad_arguments_raise_clear_value_errors():
     data = tiny_pairs(4)
-    model = tiny_gru()
+    model = tiny_bag()
     with pytest.raises(ValueError, match=r"missing keys \['labels'\]"):
         training.train(model, {k: data[k] for k in ("encoder_inputs", "decoder_inputs")},
                        epochs=1)
@@ -223,7 +223,7 @@ def test_data_parallel_off_jax_names_the_backend(backend):
         assert isinstance(dist, keras.distribution.DataParallel)
         return
     with pytest.raises(ValueError, match=f"(?s)'{backend}'.*JAX"):
-        training.train(tiny_gru(), tiny_pairs(4), epochs=1, distribution="data_parallel")
+        training.train(tiny_bag(), tiny_pairs(4), epochs=1, distribution="data_parallel")
 
 
 def test_torch_threads_are_set_during_training_and_restored(backend):
@@ -242,10 +242,10 @@ def test_torch_threads_are_set_during_training_and_restored(backend):
         import torch
 
         before = torch.get_num_threads()
-    training.train(tiny_gru(), tiny_pairs(4), epochs=1, batch_size=4, torch_threads=1,
+    training.train(tiny_bag(), tiny_pairs(4), epochs=1, batch_size=4, torch_threads=1,
                    early_stopping_patience=None, callbacks=[Probe()])
     if backend == "torch":
         assert seen == [1] and torch.get_num_threads() == before
     assert 1 <= backend_utils.auto_torch_threads() <= (os.cpu_count() or 1)
     with pytest.raises(ValueError, match="torch_threads"):
-        training.train(tiny_gru(), tiny_pairs(4), epochs=1, torch_threads=0)
+        training.train(tiny_bag(), tiny_pairs(4), epochs=1, torch_threads=0)

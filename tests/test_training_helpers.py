@@ -1,4 +1,9 @@
-"""Tiny models and data for the training tests (kept independent of kerasattn.models)."""
+"""Tiny models and data for the training tests (kept independent of kerasattn.models).
+
+`tiny_bag` (no recurrence) keeps XLA / tf.function compile time low in the many short
+training runs; `tiny_gru` (a recurrent encoder-decoder) is what the data-parallel check
+trains.
+"""
 from __future__ import annotations
 
 import keras
@@ -38,3 +43,17 @@ def tiny_gru(src_vocab=12, tgt_vocab=12, d=16, dropout=0.0):
     logits = keras.layers.Dense(tgt_vocab)(y)
     return keras.Model({"encoder_inputs": enc_in, "decoder_inputs": dec_in}, logits)
 
+
+
+def tiny_bag(src_vocab=12, tgt_vocab=12, d=16, dropout=0.0):
+    """No recurrence (fast to compile on JAX / TensorFlow): logits at step t from the
+    embedding of decoder token t plus the mean embedding of the source."""
+    enc_in = keras.Input((None,), dtype="int32", name="encoder_inputs")
+    dec_in = keras.Input((None,), dtype="int32", name="decoder_inputs")
+    src = keras.layers.GlobalAveragePooling1D()(
+        keras.layers.Embedding(src_vocab, d, mask_zero=True)(enc_in))       # (B, d)
+    y = keras.layers.Embedding(tgt_vocab, d)(dec_in)                         # (B, T, d)
+    y = keras.layers.Dense(2 * d, activation="relu")(y + src[:, None, :])
+    y = keras.layers.Dropout(dropout)(y)
+    logits = keras.layers.Dense(tgt_vocab)(y)
+    return keras.Model({"encoder_inputs": enc_in, "decoder_inputs": dec_in}, logits)
