@@ -136,5 +136,5 @@ def test_backend_specific_call_is_named():
     assert rows["weights"][other]["status"] == "failed"
     assert rows["projection output"][other]["status"] == "passed"
     note = rows["weights"][other]["message"]
-    assert "passes on torch" in note and "torch.softmax" in note and "line" in note, note
+    assert "on torch but fail" in note and "torch.softmax" in note and "line 13" in note, note
     assert ex["score"] == pytest.approx(9 / 2 + 2 / 2)

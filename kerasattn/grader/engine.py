@@ -666,30 +666,35 @@ class Grader:
         return outputs, failure
 
     def _cross_backend_notes(self, ex, static) -> None:
+        """One note per pattern 'passes on A, fails on B', naming the backend-specific code."""
         where = ex.pop("_where", {})
         if len(self.backends) < 2:
             return
+        groups: dict[tuple, list] = {}
         for row in ex["checks"]:
-            passed = [b for b, r in row["results"].items() if r["status"] == "passed"]
-            failed = [b for b, r in row["results"].items() if r["status"] != "passed"]
-            if not passed or not failed:
-                continue
-            note = (f"'{row['name']}' passes on {', '.join(passed)} but fails on "
-                    f"{', '.join(failed)}: backend-specific code.")
-            for b in failed:
-                if where.get(b):
-                    note += f" On {b} it fails at {where[b]}."
+            passed = tuple(b for b, r in row["results"].items() if r["status"] == "passed")
+            failed = tuple(b for b, r in row["results"].items() if r["status"] != "passed")
+            if passed and failed:
+                groups.setdefault((passed, failed), []).append(row)
+        for (passed, failed), rows in groups.items():
+            names = ", ".join(f"'{r['name']}'" for r in rows)
+            note = (f"{names} pass{'es' if len(rows) == 1 else ''} on {', '.join(passed)} but "
+                    f"fail{'s' if len(rows) == 1 else ''} on {', '.join(failed)}: "
+                    "backend-specific code.")
+            lines = {where[b] for b in failed if where.get(b)}
+            if lines:
+                note += f" On {', '.join(failed)} it fails at {'; '.join(sorted(lines))}."
             if static is not None and static.backend_calls:
                 calls = "; ".join(f"line {ln}: {name} ({bk}-only)"
                                   for ln, name, bk in static.backend_calls[:5])
                 note += f" Backend-native calls: {calls}. Use keras.ops instead."
-            elif not any(where.get(b) for b in failed):
+            elif not lines:
                 note += (" Look for NumPy calls on tensors, Python control flow on tensor "
                          "values, or dtype differences (float64 vs float32).")
-            for b in failed:
-                row["results"][b]["message"] += "\n" + note
-            if note not in ex["backend_notes"]:
-                ex["backend_notes"].append(note)
+            for row in rows:
+                for b in failed:
+                    row["results"][b]["message"] += "\n" + note
+            ex["backend_notes"].append(note)
 
 
 def grade(paths, backends=("tensorflow",), **kwargs) -> dict:

@@ -18,26 +18,30 @@ def to_text(result: dict) -> str:
         lines.append(f"{head:<62} {_fmt(ex['score'])}/{_fmt(ex['max_score'])}")
         for msg in ex["messages"]:
             lines += ["  ! " + m for m in msg.splitlines()]
-        last = {}
+        notes = set(ex.get("backend_notes", []))
+        last = None
         for row in ex["checks"]:
             results = [(b, row["results"][b]) for b in backends if b in row["results"]]
             if not results:
                 continue
             pts = _fmt(row["points"])
-            if all(r["status"] == "passed" for _, r in results):
-                where = f"[{', '.join(b for b, _ in results)}] " if len(backends) > 1 else ""
-                lines.append(f"  PASS  {where}{row['name']} ({pts})")
-                continue
+            groups = {}  # same status and message on several backends -> one entry
             for b, r in results:
-                tag = {"passed": "PASS", "failed": "FAIL"}.get(r["status"], "ERR ")
-                lines.append(f"  {tag}  [{b}] {row['name']} ({pts})")
-                if r["status"] != "passed" and r["message"] and not (
-                        ex["status"] in ("static_error", "not_submitted")):
-                    if last.get(b) == r["message"]:
+                msg = "\n".join(m for m in r["message"].splitlines() if m not in notes)
+                groups.setdefault((r["status"], msg), []).append(b)
+            for (status, msg), bs in groups.items():
+                tag = {"passed": "PASS", "failed": "FAIL"}.get(status, "ERR ")
+                where = f"[{', '.join(bs)}] " if len(backends) > 1 else ""
+                lines.append(f"  {tag}  {where}{row['name']} ({pts})")
+                if status != "passed" and msg and ex["status"] not in ("static_error",
+                                                                        "not_submitted"):
+                    if msg == last:
                         lines.append("        (same as above)")
                     else:
-                        lines += ["        " + m for m in r["message"].splitlines()]
-                    last[b] = r["message"]
+                        lines += ["        " + m for m in msg.splitlines()]
+                    last = msg
+        for note in ex.get("backend_notes", []):
+            lines.append("  note: " + note)
         lines.append("")
     lines.append(f"TOTAL {_fmt(result['score'])}/{_fmt(result['max_score'])} on "
                  f"{', '.join(backends)} ({result['execution_time']:.1f} s)")
