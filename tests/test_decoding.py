@@ -5,13 +5,11 @@ from __future__ import annotations
 import keras
 import numpy as np
 import pytest
-from conftest import to_numpy
 from test_models_zoo import (BOS, EOS, SOURCES, _torch_threads, arrays,  # noqa: F401
-                             model_name,
-                             target_of, trained, untrained)
+                             logits_of, model_name, target_of, trained, untrained)
 
-from kerasattn.decoding import (beam_search, greedy_decode, length_penalty, log_softmax,
-                                translate)
+from kerasattn.decoding import (Stepper, beam_search, greedy_decode, length_penalty,
+                                log_softmax, translate)
 from kerasattn.decoding.backend_utils import resolve_compile
 
 MAX_LEN = 8
@@ -20,13 +18,17 @@ MAX_LEN = 8
 def teacher_forced_logits(model, enc, tokens):
     """Logits of a full pass with decoder inputs `<bos> tokens[:-1]`: `(B, T, V)`."""
     dec = np.concatenate([np.full((len(tokens), 1), BOS, np.int32), tokens[:, :-1]], 1)
-    return to_numpy(model({"encoder_inputs": enc, "decoder_inputs": dec}, training=False))
+    return logits_of(model, enc, dec.astype(np.int32))
 
 
-def sequence_log_prob(model, enc, tokens, length):
-    """Sum of log p(y_t | y_<t, x) of one row's first `length` tokens, by teacher forcing."""
-    logp = log_softmax(teacher_forced_logits(model, enc, tokens[None])[0])
-    return float(sum(logp[t, tokens[t]] for t in range(length)))
+def sequence_log_probs(model, enc, hyps):
+    """Teacher-forced sum of log p(y_t | y_<t, x) of each hypothesis (one padded pass;
+    the decoder is causal, so padding after a hypothesis does not change it)."""
+    tokens = np.zeros((len(hyps), MAX_LEN), np.int32)
+    for i, h in enumerate(hyps):
+        tokens[i, :len(h)] = h
+    logp = log_softmax(teacher_forced_logits(model, enc, tokens))
+    return [float(sum(logp[i, t, h[t]] for t in range(len(h)))) for i, h in enumerate(hyps)]
 
 
 def test_greedy_is_argmax_of_teacher_forcing_on_its_own_output(model_name):
@@ -43,21 +45,32 @@ def test_greedy_is_argmax_of_teacher_forcing_on_its_own_output(model_name):
                                       == EOS).all()
 
 
+def test_incremental_step_matches_the_full_model(model_name):
+    """Fed the teacher-forcing tokens one at a time, the cached step (GRU state, K/V
+    caches, positional encoding at the true step t) gives the full pass's logits at every
+    position. d2l's PE-at-position-0 decoding would fail this."""
+    model, _, _ = trained(model_name)
+    data = arrays()
+    enc, dec = data["encoder_inputs"], data["decoder_inputs"]
+    full = logits_of(model, enc, dec)
+    stepper = Stepper(model, MAX_LEN)
+    stepper.start(enc)
+    steps = [stepper.step(dec[:, t], t)[0] for t in range(dec.shape[1])]
+    np.testing.assert_allclose(np.stack(steps, axis=1), full, atol=1e-4)
+
+
 def test_cached_decoding_equals_uncached(model_name):
-    """The GRU state / K/V caches / positions at the true step give the full model's
-    logits at every step (d2l's PE-at-position-0 bug would fail this)."""
-    model = untrained(model_name)  # untrained: long, non-trivial outputs
+    model, _, _ = trained(model_name)
     enc = arrays()["encoder_inputs"]
     cached = greedy_decode(model, enc, max_length=MAX_LEN, return_logits=True)
     uncached = greedy_decode(model, enc, max_length=MAX_LEN, cache=False,
                              return_logits=True)
     np.testing.assert_array_equal(cached.tokens, uncached.tokens)
     np.testing.assert_allclose(cached.step_logits, uncached.step_logits, atol=1e-4)
-    assert cached.step_logits.shape[1] == MAX_LEN  # untrained: runs to max_length
 
 
 def test_compiled_step_equals_eager_step():
-    model = untrained("transformer")
+    model, _, _ = trained("transformer")
     enc = arrays()["encoder_inputs"]
     eager = greedy_decode(model, enc, max_length=MAX_LEN, compile=False,
                           return_logits=True)
@@ -69,7 +82,7 @@ def test_compiled_step_equals_eager_step():
 
 
 def test_beam_of_one_is_greedy(model_name):
-    model = untrained(model_name)
+    model, _, _ = trained(model_name)
     enc = arrays()["encoder_inputs"]
     greedy = greedy_decode(model, enc, max_length=MAX_LEN)
     beam = beam_search(model, enc, beam_size=1, max_length=MAX_LEN)
@@ -94,28 +107,31 @@ def test_wider_beam_never_scores_lower(model_name, alpha):
 
 def test_beam_scores_are_the_models_log_probs(model_name):
     """Reported log-probs equal a teacher-forced rescoring; scores use the penalty."""
-    model = untrained(model_name)
-    enc = arrays()["encoder_inputs"][:2]
-    result = beam_search(model, enc, beam_size=3, max_length=6, alpha=0.6)
-    for b in range(2):
-        hyps = result.hypotheses[b]
-        assert [h.score for h in hyps] == sorted((h.score for h in hyps), reverse=True)
-        for h in hyps[:2]:
-            lp = sequence_log_prob(model, enc[b:b + 1], h.tokens, len(h.tokens))
-            assert abs(lp - h.log_prob) < 1e-3
-            assert abs(h.score - h.log_prob / length_penalty(len(h.tokens), 0.6)) < 1e-9
-            # finished hypotheses are frozen at their <eos>: exactly one, at the end
-            assert h.finished == (h.tokens[-1] == EOS)
-            assert (h.tokens[:-1] != EOS).all()
+    model, _, _ = trained(model_name)
+    enc = arrays()["encoder_inputs"]
+    result = beam_search(model, enc, beam_size=2, max_length=MAX_LEN, alpha=0.6)
+    hyps = [(b, h) for b in range(len(enc)) for h in result.hypotheses[b]]
+    rescored = sequence_log_probs(model, enc[[b for b, _ in hyps]],
+                                  [h.tokens for _, h in hyps])
+    for (b, h), lp in zip(hyps, rescored):
+        assert abs(lp - h.log_prob) < 1e-3
+        assert abs(h.score - h.log_prob / length_penalty(len(h.tokens), 0.6)) < 1e-9
+        # finished hypotheses are frozen at their <eos>: exactly one, at the end
+        assert h.finished == (h.tokens[-1] == EOS)
+        assert (h.tokens[:-1] != EOS).all()
+    for b in range(len(enc)):
+        scores = [h.score for h in result.hypotheses[b]]
+        assert scores == sorted(scores, reverse=True) and len(scores) <= 2
+        assert result.scores[b] == scores[0]
 
 
 def test_beam_search_rows_are_independent():
     """A batch gives each row what it would get alone (beam states reordered per row)."""
-    model = untrained("decoder_self_attention")
+    model = untrained("decoder_self_attention")  # untrained: long, uncertain outputs
     enc = arrays()["encoder_inputs"]
-    batch = beam_search(model, enc, beam_size=3, max_length=6)
+    batch = beam_search(model, enc, beam_size=2, max_length=MAX_LEN)
     for b in range(len(enc)):
-        alone = beam_search(model, enc[b:b + 1], beam_size=3, max_length=6)
+        alone = beam_search(model, enc[b:b + 1], beam_size=2, max_length=MAX_LEN)
         np.testing.assert_array_equal(batch.tokens[b, :alone.lengths[0]], alone.tokens[0])
         np.testing.assert_allclose(batch.scores[b], alone.scores[0], atol=1e-5)
 
@@ -123,8 +139,8 @@ def test_beam_search_rows_are_independent():
 def test_beam_search_cached_equals_uncached():
     model = untrained("transformer")
     enc = arrays()["encoder_inputs"]
-    a = beam_search(model, enc, beam_size=3, max_length=6)
-    b = beam_search(model, enc, beam_size=3, max_length=6, cache=False)
+    a = beam_search(model, enc, beam_size=2, max_length=MAX_LEN)
+    b = beam_search(model, enc, beam_size=2, max_length=MAX_LEN, cache=False)
     np.testing.assert_array_equal(a.tokens, b.tokens)
     np.testing.assert_allclose(a.scores, b.scores, atol=1e-5)
 

@@ -6,17 +6,12 @@ import json
 import keras
 import numpy as np
 import pytest
-from conftest import other_backends, run_in_backend, to_numpy
+from conftest import other_backends, run_in_backend
 from test_models_zoo import (SRC_VOCAB, TGT_VOCAB, TINY, _torch_threads, arrays,  # noqa: F401
-                             model_name,
-                             trained, untrained)
+                             logits_of, model_name, trained, untrained)
 
 from kerasattn.decoding import greedy_decode
 from kerasattn.models import MODEL_NAMES, build_model, get_config_class, incremental_decoder
-
-
-def logits_of(model, enc, dec):
-    return to_numpy(model({"encoder_inputs": enc, "decoder_inputs": dec}, training=False))
 
 
 def test_model_names_follow_the_path():

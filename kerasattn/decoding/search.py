@@ -154,6 +154,15 @@ class Stepper:
                                                int_args=(2,))
                               if self.compiled else self.adapter.step)
             self._step = store[key]
+            key = ("encode_compiled" if self.compiled else "encode", self.max_length)
+            if key not in store:
+                adapter, length = self.adapter, self.max_length
+
+                def encode(src):
+                    return adapter.encode(src, length)
+                store[key] = compile_function(encode, model.variables) if self.compiled \
+                    else encode
+            self._encode = store[key]
         else:
             key = "full_compiled" if self.compiled else "full"
             if key not in store:
@@ -167,8 +176,7 @@ class Stepper:
     def start(self, src: np.ndarray, repeat: int = 1) -> None:
         """Encode ``src`` `(B, S)`; with ``repeat = k`` every row becomes `k` beams."""
         if self.cache:
-            state = self.adapter.encode(ops.convert_to_tensor(src, "int32"),
-                                        self.max_length)
+            state = self._encode(ops.convert_to_tensor(src, "int32"))
             self.state = self.adapter.repeat(state, repeat) if repeat > 1 else state
         else:
             self.src = ops.convert_to_tensor(np.repeat(src, repeat, axis=0), "int32")
