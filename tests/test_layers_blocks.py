@@ -57,6 +57,23 @@ def test_positional_encoding_matches_reference():
                                R.positional_encoding(3, 6, 2), atol=ATOL)
 
 
+def test_positional_encoding_nested_in_a_layer_without_build():
+    """The parent builds the child during Keras's symbolic pass; the table must not be a
+    tensor made in that scope (it was: garbage on torch, a leaked tracer on JAX)."""
+
+    class Wrapper(keras.layers.Layer):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.pe = PositionalEncoding(max_length=16)
+
+        def call(self, x):
+            return self.pe(x)
+
+    zeros = np.zeros((1, 5, D), "float32")
+    out = to_numpy(Wrapper()(zeros))
+    np.testing.assert_allclose(out[0], R.positional_encoding(5, D), atol=ATOL)
+
+
 def test_positional_encoding_equals_keras_hub():
     import keras_hub  # installed with the [all] / [nlp] extras (CI installs [all])
     x = rng.normal(size=(B, 7, 10)).astype("float32")

@@ -15,18 +15,23 @@ from keras import ops
 from kerasattn.layers._checks import check_rank, fmt
 
 
+def _sinusoid_table(length, d_model, start_index=0, max_wavelength=10000.0):
+    """NumPy float64 `(T, d_model)` table of positions `start_index .. start_index+T-1`."""
+    pos = np.arange(start_index, start_index + length, dtype=np.float64)[:, None]  # (T,1)
+    two_i = (np.arange(d_model) // 2 * 2).astype(np.float64)  # 2i for columns 2i, 2i+1
+    angle = pos / np.power(float(max_wavelength), two_i / d_model)  # (T, d_model)
+    return np.where(np.arange(d_model) % 2 == 0, np.sin(angle), np.cos(angle))
+
+
 def positional_encoding(length, d_model, start_index=0, max_wavelength=10000.0,
                         dtype="float32"):
     """The `(T, d_model)` matrix of positions `start_index .. start_index + T - 1`.
 
-    Computed once in float64 (an exact constant table, not traced ops) and returned as a
+    Computed in float64 (an exact constant table, not traced ops) and returned as a
     tensor of `dtype`.
     """
-    pos = np.arange(start_index, start_index + length, dtype=np.float64)[:, None]  # (T,1)
-    two_i = (np.arange(d_model) // 2 * 2).astype(np.float64)  # 2i for columns 2i, 2i+1
-    angle = pos / np.power(float(max_wavelength), two_i / d_model)  # (T, d_model)
-    pe = np.where(np.arange(d_model) % 2 == 0, np.sin(angle), np.cos(angle))
-    return ops.convert_to_tensor(pe.astype(dtype))
+    table = _sinusoid_table(length, d_model, start_index, max_wavelength)
+    return ops.convert_to_tensor(table.astype(dtype))
 
 
 @keras.saving.register_keras_serializable(package="kerasattn")
@@ -59,9 +64,11 @@ class PositionalEncoding(keras.layers.Layer):
     def build(self, input_shape):
         check_rank("PositionalEncoding", "x", input_shape, (3,), "(B, T, d_model)")
         self.d_model = int(input_shape[-1])
-        self.table = positional_encoding(self.max_length, self.d_model,
-                                         max_wavelength=self.max_wavelength,
-                                         dtype=self.compute_dtype)  # (max_length, d)
+        # Kept as a NumPy constant, not a tensor: build() may run inside a symbolic or
+        # traced scope (e.g. a parent layer's first call), where a tensor made here would
+        # be a tracer that must not outlive that scope.
+        self._table = _sinusoid_table(self.max_length, self.d_model,
+                                      max_wavelength=self.max_wavelength)  # (max_length, d)
         self.built = True
 
     def call(self, x, start_index=0, training=None):
@@ -77,8 +84,13 @@ class PositionalEncoding(keras.layers.Layer):
                 f"{start_index}..{start_index + s[1] - 1} must lie in [0, max_length="
                 f"{self.max_length}); received `x` with shape {fmt(s)}.")
         t = ops.shape(x)[1]
-        pe = ops.slice(self.table, [start_index, 0], [t, self.d_model])  # (T, d_model)
-        return self.dropout_layer(x + ops.cast(pe, x.dtype)[None], training=training)
+        if isinstance(start_index, int) and isinstance(t, int):
+            pe = ops.convert_to_tensor(
+                self._table[start_index:start_index + t], dtype=self.compute_dtype)  # (T, d_model)
+        else:  # a traced start or length: slice the constant table inside the graph
+            table = ops.convert_to_tensor(self._table, dtype=self.compute_dtype)  # (max_length, d)
+            pe = ops.slice(table, [start_index, 0], [t, self.d_model])  # (T, d_model)
+        return self.dropout_layer(x + pe[None], training=training)
 
     def compute_output_shape(self, input_shape):
         return input_shape
