@@ -79,6 +79,12 @@ class Settings:
     train_size: int | None = None
 
     @property
+    def decode_compile(self):
+        """Compile the decoding step? Not in quick mode: compiling costs more than it saves
+        for a handful of 8-token outputs (and every tiny model would recompile)."""
+        return False if self.quick else "auto"
+
+    @property
     def max_decode(self) -> int | None:
         """Output-length cap for decoding (quick mode only; None = from the source)."""
         return QUICK_MAX_DECODE if self.quick else None
@@ -446,7 +452,8 @@ def train_model(name: str, data: LessonData, settings: Settings, verbose: int | 
 
 def translate_batch(model, sources: Sequence[str], src_vocab, tgt_vocab, beam: int = 1,
                     max_length: int | None = None, attention: bool = False,
-                    cache: bool = True, chunk: int = 128, progress: bool = False):
+                    cache: bool = True, chunk: int = 128, progress: bool = False,
+                    compile="auto"):
     """Translate normalised ``sources``; returns ``(translations, attention_or_None)``.
 
     Sentences are decoded in chunks of similar length (greedy when ``beam == 1``, else beam
@@ -475,7 +482,8 @@ def translate_batch(model, sources: Sequence[str], src_vocab, tgt_vocab, beam: i
         limit = max_length or int(1.5 * longest) + 5
         out, result = decoding.translate(
             model, batch, src_vocab, tgt_vocab, method="greedy" if beam == 1 else "beam",
-            beam_size=beam, max_length=limit, return_result=True, cache=cache)
+            beam_size=beam, max_length=limit, return_result=True, cache=cache,
+            compile=compile)
         for j, i in enumerate(idx):
             texts[i] = out[j]
             if attention:
@@ -574,6 +582,7 @@ class Lesson:
         start = time.perf_counter()
         hyps, _ = translate_batch(trained.model, srcs, d.src_vocab, d.tgt_vocab, beam=beam,
                                   max_length=self.settings.max_decode,
+                                  compile=self.settings.decode_compile,
                                   progress=not self.settings.quick)
         decode_seconds = time.perf_counter() - start
         res = dict(model=trained.name, params=trained.params,
@@ -600,7 +609,8 @@ class Lesson:
         if res is None:
             hyps, _ = translate_batch(trained.model, [pairs[i][0] for i in idx],
                                       self.data.src_vocab, self.data.tgt_vocab,
-                                      max_length=self.settings.max_decode)
+                                      max_length=self.settings.max_decode,
+                                  compile=self.settings.decode_compile)
         else:
             hyps = [res["_hyps"][i] for i in idx]
         rows = []
@@ -631,7 +641,8 @@ class Lesson:
             sentence = self.example_sentence()[0]
         rec = translate_with_attention(trained.model, sentence, self.data.src_vocab,
                                        self.data.tgt_vocab,
-                                       max_length=self.settings.max_decode)
+                                       max_length=self.settings.max_decode,
+                                  compile=self.settings.decode_compile)
         w = _attention_record(rec["attention"], layer=layer, kind=kind)
         if w is None:
             print(f"{trained.name} has no {kind}-attention to draw")
@@ -725,7 +736,7 @@ def bleu_by_length(srcs, hyps, refs, edges=(0, 10, 20, 30, 1000)) -> dict:
 
 
 def translate_with_attention(model, sentence: str, src_vocab, tgt_vocab, beam: int = 1,
-                             max_length: int | None = None) -> dict:
+                             max_length: int | None = None, compile="auto") -> dict:
     """Translate one sentence and capture its attention.
 
     Returns:
@@ -737,7 +748,7 @@ def translate_with_attention(model, sentence: str, src_vocab, tgt_vocab, beam: i
     src_tokens = norm.split()
     unknown = [w for w in src_tokens if w not in src_vocab]
     hyps, att = translate_batch(model, [norm], src_vocab, tgt_vocab, beam=beam,
-                                attention=True, max_length=max_length)
+                                attention=True, max_length=max_length, compile=compile)
     translation = hyps[0]
     tgt_tokens = translation.split()
     rec = att[0] if att else None
@@ -835,7 +846,8 @@ def train_and_save(name: str, out, data: str | None = None, epochs: int | None =
     srcs = [s for s, _ in d.test_pairs]
     refs = [t for _, t in d.test_pairs]
     hyps, _ = translate_batch(trained.model, srcs, d.src_vocab, d.tgt_vocab,
-                              max_length=settings.max_decode)
+                              max_length=settings.max_decode,
+                              compile=settings.decode_compile)
     result = dict(model=name, backend=keras.backend.backend(), epochs=trained.epochs_run,
                   train_seconds=trained.train_seconds,
                   tokens_per_second=trained.tokens_per_second or 0.0,
@@ -857,7 +869,8 @@ def translate_sentence(ckpt: Checkpoint, sentence: str, beam: int = 1,
         raise ValueError("sentence: expected a non-empty sentence; received an empty string")
     quick = bool(ckpt.meta.get("settings", {}).get("quick"))
     rec = translate_with_attention(ckpt.model, sentence, ckpt.src_vocab, ckpt.tgt_vocab,
-                                   beam=beam, max_length=QUICK_MAX_DECODE if quick else None)
+                                   beam=beam, max_length=QUICK_MAX_DECODE if quick else None,
+                                   compile=False if quick else "auto")
     w = _attention_record(rec["attention"], kind="cross") if attention else None
     if w is not None and w.shape[0] == 1:
         w = w[0]
@@ -1013,7 +1026,8 @@ def backend_worker(checkpoint: str, request: str, result: str) -> int:
     if not settings.quick:  # warm-up (decoder compilation) outside the timing
         translate_batch(ckpt.model, srcs[:1], ckpt.src_vocab, ckpt.tgt_vocab, max_length=cap)
     start = time.perf_counter()
-    hyps, _ = translate_batch(ckpt.model, srcs, ckpt.src_vocab, ckpt.tgt_vocab, max_length=cap)
+    hyps, _ = translate_batch(ckpt.model, srcs, ckpt.src_vocab, ckpt.tgt_vocab, max_length=cap,
+                              compile=settings.decode_compile)
     translate_seconds = time.perf_counter() - start
     out = Path(result)
     np.save(out.parent / f"logits_{backend}.npy", logits)
@@ -1038,11 +1052,11 @@ def compare_decoding(lesson: Lesson, trained: Trained, n_sentences: int = 8, bea
                                   n_sentences)]
     runs = []
     outputs = {}
-    cap = lesson.settings.max_decode
-    for label, kwargs in (("greedy, K/V cache", dict(beam=1, cache=True, max_length=cap)),
-                          ("greedy, no cache", dict(beam=1, cache=False, max_length=cap)),
-                          (f"beam {beam}, cache", dict(beam=beam, cache=True,
-                                                       max_length=cap))):
+    cap = dict(max_length=lesson.settings.max_decode,
+               compile=lesson.settings.decode_compile)
+    for label, kwargs in (("greedy, K/V cache", dict(beam=1, cache=True, **cap)),
+                          ("greedy, no cache", dict(beam=1, cache=False, **cap)),
+                          (f"beam {beam}, cache", dict(beam=beam, cache=True, **cap))):
         translate_batch(trained.model, srcs[:1], d.src_vocab, d.tgt_vocab, **kwargs)
         start = time.perf_counter()
         hyps, _ = translate_batch(trained.model, srcs, d.src_vocab, d.tgt_vocab, **kwargs)
