@@ -33,7 +33,6 @@ from __future__ import annotations
 import dataclasses
 import weakref
 
-import keras
 import numpy as np
 from keras import ops
 
