@@ -99,6 +99,19 @@ def test_bahdanau_padding_invariance_and_fully_masked_row():
     assert np.all(to_numpy(ctx) == 0.0) and np.all(to_numpy(w) == 0.0)
 
 
+def test_bahdanau_precomputed_memory_keys_give_the_same_result():
+    layer = BahdanauAttention(4)
+    ctx, w = layer(QUERY[:, 0], MEMORY, memory_mask=MEM_MASK)
+    keys = layer.project_memory(MEMORY)  # W_k h, once per sentence
+    ctx2, w2 = layer(QUERY[:, 0], MEMORY, memory_mask=MEM_MASK, memory_keys=keys)
+    np.testing.assert_allclose(to_numpy(ctx2), to_numpy(ctx), atol=1e-6)
+    np.testing.assert_allclose(to_numpy(w2), to_numpy(w), atol=1e-6)
+    with pytest.raises(ValueError, match=r"`memory_keys`.*\(2, 5, 4\).*\(2, 5, 3\)"):
+        layer(QUERY, MEMORY, memory_keys=to_numpy(keys)[..., :3])
+    with pytest.raises(ValueError, match="additive"):
+        BahdanauAttention(score="general").project_memory(MEMORY)
+
+
 def test_bahdanau_uses_keras_mask_from_embedding():
     ids = np.array([[3, 4, 5, 0, 0]], "int32")
     emb = keras.layers.Embedding(10, 6, mask_zero=True)

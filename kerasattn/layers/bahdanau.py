@@ -35,6 +35,9 @@ class BahdanauAttention(keras.layers.Layer):
         memory: the encoder states `h_enc`, `(B, T_k, d_k)`.
         memory_mask: boolean `(B, T_k)`, True = real source token (filled automatically
             from `memory`'s Keras mask). Padded positions get weight 0.
+        memory_keys: optional `W_k h_enc` `(B, T_k, units)` from :meth:`project_memory`
+            (additive score only). A decoder that calls the layer once per output step
+            computes it once per sentence instead of once per step.
         training: enables dropout.
 
     Returns:
@@ -87,11 +90,23 @@ class BahdanauAttention(keras.layers.Layer):
         check_mask(name, "memory_mask", memory_mask, (m[0], m[1]), "(B, T_k)",
                    f"`memory` of shape {fmt(m)}")
 
-    def scores(self, query, memory):
+    def project_memory(self, memory):
+        """`W_k h_j` for every source position, `(B, T_k, units)` (additive score only).
+
+        The part of the additive score that does not depend on the decoder state: compute
+        it once per sentence and pass it back as `memory_keys`.
+        """
+        if self.score != "additive":
+            raise ValueError("BahdanauAttention.project_memory: only the additive score "
+                             f"has a memory projection; received score={self.score!r}.")
+        return ops.matmul(memory, self.W_k)  # W_k h: (B, T_k, units)
+
+    def scores(self, query, memory, memory_keys=None):
         """Alignment scores `e` `(B, T_q, T_k)` for a 3-D query `(B, T_q, d_q)`."""
         if self.score == "additive":
             wq = ops.matmul(query, self.W_q)  # (B, T_q, units)
-            wk = ops.matmul(memory, self.W_k)  # (B, T_k, units)
+            wk = (self.project_memory(memory) if memory_keys is None
+                  else memory_keys)  # (B, T_k, units)
             hidden = ops.tanh(wq[:, :, None, :] + wk[:, None, :, :])  # (B,T_q,T_k,units)
             return ops.matmul(hidden, self.v)  # e = v^T tanh(W_q s + W_k h): (B,T_q,T_k)
         if self.score == "dot":
@@ -99,12 +114,23 @@ class BahdanauAttention(keras.layers.Layer):
         sw = ops.matmul(query, self.W)  # s^T W: (B, T_q, d_k)
         return ops.matmul(sw, ops.swapaxes(memory, 1, 2))  # s^T W h: (B, T_q, T_k)
 
-    def call(self, query, memory, memory_mask=None, training=None):
+    def call(self, query, memory, memory_mask=None, memory_keys=None, training=None):
         self._check(query, memory, memory_mask)
+        if memory_keys is not None:
+            if self.score != "additive":
+                raise ValueError("BahdanauAttention: `memory_keys` is only used by the "
+                                 f"additive score; received score={self.score!r}.")
+            m, k = tuple(memory.shape), tuple(memory_keys.shape)
+            if len(k) != 3 or any(a is not None and b is not None and a != b
+                                  for a, b in zip(k, m[:2] + (self.units,))):
+                raise ValueError(
+                    f"BahdanauAttention: `memory_keys` must have shape (B, T_k, units) = "
+                    f"{fmt(m[:2] + (self.units,))}; received `memory_keys` with shape "
+                    f"{fmt(k)}.")
         single = len(query.shape) == 2
         if single:
             query = query[:, None, :]  # (B, 1, d_q)
-        e = self.scores(query, memory)  # (B, T_q, T_k)
+        e = self.scores(query, memory, memory_keys)  # (B, T_q, T_k)
         mask = None if memory_mask is None else memory_mask[:, None, :]  # (B, 1, T_k)
         alpha = masked_softmax(e, mask, axis=-1)  # (B, T_q, T_k)
         dropped = self.dropout_layer(alpha, training=training)
@@ -113,7 +139,8 @@ class BahdanauAttention(keras.layers.Layer):
             return context[:, 0, :], alpha[:, 0, :]  # (B, d_k), (B, T_k)
         return context, alpha
 
-    def compute_output_spec(self, query, memory, memory_mask=None, training=None):
+    def compute_output_spec(self, query, memory, memory_mask=None, memory_keys=None,
+                            training=None):
         # Shapes only (functional models): no symbolic tracing of `call`.
         lead = tuple(query.shape[:-1])  # (B,) or (B, T_q)
         return (keras.KerasTensor(lead + (memory.shape[-1],), dtype=self.compute_dtype),

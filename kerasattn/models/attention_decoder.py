@@ -99,13 +99,14 @@ class AttentionGRUDecoder(keras.layers.Layer):
         return memory_dim if self.attention_kind == "additive" else self.d_attention
 
     def precompute(self, memory):
-        """Per-sentence work done once: the multi-head keys/values `(B, 2, S, h, d_h)`.
+        """Per-sentence work done once, outside the recurrence.
 
-        Returns None for the additive score (its `W_k h_j` is cheap and stays inside the
-        tested `BahdanauAttention` layer).
+        Additive: `W_k h_j` `(B, S, units)`; multi-head: the projected keys/values
+        `(B, 2, S, h, d_h)`. Neither depends on `s_{t-1}`, so recomputing them at every
+        step (what a Python loop on torch would do) only wastes time.
         """
         if self.attention_kind == "additive":
-            return None
+            return self.attention.project_memory(memory)  # W_k h: (B, S, units)
         keys = self.attention.key_dense(memory)  # K = h_enc W_k: (B, S, h, d_h)
         values = self.attention.value_dense(memory)  # V = h_enc W_v: (B, S, h, d_h)
         return ops.stack([keys, values], axis=1)  # (B, 2, S, h, d_h)
@@ -117,13 +118,14 @@ class AttentionGRUDecoder(keras.layers.Layer):
             x_t: embedded previous token `y_{t-1}`, `(B, E)`.
             s_prev: previous state `s_{t-1}`, `(B, u)`.
             memory: `h_enc` `(B, S, D)`; memory_mask: `(B, S)` bool.
-            keys: the output of :meth:`precompute` (multihead only).
+            keys: the output of :meth:`precompute`.
 
         Returns:
             `(s_t (B, u), c_t (B, C), weights (B, h, S))`.
         """
         if self.attention_kind == "additive":
             c_t, alpha = self.attention(s_prev, memory, memory_mask=memory_mask,
+                                        memory_keys=keys,
                                         training=training)  # (B, D), (B, S)
             weights = alpha[:, None, :]  # (B, 1, S)
         else:
@@ -180,8 +182,8 @@ class AttentionGRUDecoder(keras.layers.Layer):
 class RecurrentAttentionDecoder(IncrementalDecoder):
     """Incremental decoding for the models with an :class:`AttentionGRUDecoder`.
 
-    State: ``memory`` `(B, S, D)`, ``mask`` `(B, S)`, ``s`` = s_{t-1} `(B, u)` and, for
-    multi-head attention, ``keys`` (the projected memory, computed once).
+    State: ``memory`` `(B, S, D)`, ``mask`` `(B, S)`, ``s`` = s_{t-1} `(B, u)` and
+    ``keys`` (the projected memory `W_k h`, or the multi-head K/V, computed once).
     """
 
     encoder_outputs = ("encoder_memory", "source_mask", "bridge")
