@@ -31,7 +31,7 @@ import numpy as np  # noqa: E402
 
 from kerasattn.backend_utils import torch_threads  # noqa: E402
 from kerasattn.decoding import Stepper  # noqa: E402
-from kerasattn.decoding.backend_utils import resolve_compile  # noqa: E402
+from kerasattn.backend_utils import resolve_compile  # noqa: E402
 from kerasattn.models import MODEL_NAMES, build_model  # noqa: E402
 
 

@@ -10,7 +10,7 @@ from test_models_zoo import (BOS, EOS, SOURCES, _torch_threads, arrays,  # noqa:
 
 from kerasattn.decoding import (Stepper, beam_search, greedy_decode, length_penalty,
                                 log_softmax, translate)
-from kerasattn.decoding.backend_utils import resolve_compile
+from kerasattn.backend_utils import resolve_compile
 
 MAX_LEN = 8
 

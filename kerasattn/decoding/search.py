@@ -36,8 +36,7 @@ import weakref
 import numpy as np
 from keras import ops
 
-from kerasattn.backend_utils import torch_threads
-from kerasattn.decoding.backend_utils import compile_function, resolve_compile
+from kerasattn.backend_utils import compile_function, resolve_compile, torch_threads
 from kerasattn.models.registry import incremental_decoder
 
 PAD_ID, BOS_ID, EOS_ID = 0, 2, 3
@@ -255,7 +254,7 @@ def greedy_decode(model, src, max_length: int = 50, *, cache: bool = True,
         src: source ids `(B, S)`, padded with 0.
         max_length: the most output tokens per row (`<eos>` included).
         cache: incremental decoding (True) or re-running the model on the prefix (False).
-        compile: "auto", True or False (see :mod:`kerasattn.decoding.backend_utils`).
+        compile: "auto", True or False (see :mod:`kerasattn.backend_utils`).
         return_logits: keep every step's logits in ``step_logits``.
         alpha, length_penalty_kind: only used to fill ``scores`` comparably with beam
             search.
