@@ -67,8 +67,13 @@ class PositionalEncoding(keras.layers.Layer):
         # Kept as a NumPy constant, not a tensor: build() may run inside a symbolic or
         # traced scope (e.g. a parent layer's first call), where a tensor made here would
         # be a tracer that must not outlive that scope.
-        self._table = _sinusoid_table(self.max_length, self.d_model,
-                                      max_wavelength=self.max_wavelength)  # (max_length, d)
+        # Cast once here: a traced start_index converts the whole table at every call (a
+        # decoding step), and a same-dtype conversion is ~3x cheaper than float64 -> float32.
+        self._table = _sinusoid_table(
+            self.max_length, self.d_model, max_wavelength=self.max_wavelength
+        )  # (max_length, d)
+        if self.compute_dtype in ("float16", "float32", "float64"):  # NumPy dtypes
+            self._table = self._table.astype(self.compute_dtype)
         self.built = True
 
     def call(self, x, start_index=0, training=None):
