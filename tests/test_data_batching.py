@@ -128,3 +128,23 @@ def test_py_dataset_feeds_model_fit_on_this_backend(corpus_arrays):
     assert ds.epoch >= 5  # fit called on_epoch_end: batches were reshuffled
     with pytest.raises(IndexError):
         ds[len(ds)]
+
+
+def test_bucketed_batches_of_several_widths_feed_fit(corpus_arrays):
+    """Regression: Keras on TensorFlow fixes the input signature from the first two batches;
+    sorted (unshuffled) buckets start with two equally narrow batches, then a wider one used
+    to fail with "yielded an element of shape (8, 12) where (None, 4) was expected"."""
+    a, sv, tv = corpus_arrays
+    lengths = np.maximum((a["encoder_inputs"] != 0).sum(axis=1),
+                         (a["decoder_inputs"] != 0).sum(axis=1))
+    rows = np.argsort(lengths, kind="stable")
+    rows = rows[lengths[rows] <= 12]
+    rows = rows[np.linspace(0, len(rows) - 1, 32).astype(int)]      # short to 12 tokens
+    small = {k: v[rows, :12] for k, v in a.items()}
+    ds = TranslationDataset(small, batch_size=8, bucket=True, shuffle=False, pad_multiple=4)
+    widths = [ds[i][0]["encoder_inputs"].shape[1] for i in range(len(ds))]
+    assert len(set(widths)) > 1 and widths[0] != widths[1]
+    model = _tiny_model(len(sv), len(tv))
+    model.compile(optimizer="adam", loss=MaskedSparseCategoricalCrossentropy())
+    hist = model.fit(ds, validation_data=ds, epochs=1, verbose=0)
+    assert np.isfinite(hist.history["val_loss"][0])

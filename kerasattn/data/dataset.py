@@ -42,7 +42,7 @@ class TranslationDataset(keras.utils.PyDataset):
         self.batch_size, self.shuffle, self.seed = batch_size, shuffle, seed
         self.bucket, self.pad_multiple, self.drop_remainder = bucket, pad_multiple, drop_remainder
         self.epoch = 0
-        self._plan = batch_plan(arrays, batch_size, shuffle, seed, bucket, drop_remainder)
+        self._plan = self._make_plan(seed)
         if not self._plan:
             raise ValueError(f"no batches: {_check_arrays(arrays)} rows with "
                              f"batch_size={batch_size} and drop_remainder=True")
@@ -57,5 +57,36 @@ class TranslationDataset(keras.utils.PyDataset):
 
     def on_epoch_end(self):
         self.epoch += 1
-        self._plan = batch_plan(self.arrays, self.batch_size, self.shuffle,
-                                self.seed + self.epoch, self.bucket, self.drop_remainder)
+        self._plan = self._make_plan(self.seed + self.epoch)
+
+    def _make_plan(self, seed: int) -> list:
+        plan = batch_plan(self.arrays, self.batch_size, self.shuffle, seed, self.bucket,
+                          self.drop_remainder)
+        if self.bucket and len(plan) > 2:
+            plan = self._widths_differ_first(plan)
+        return plan
+
+    def _widths_differ_first(self, plan: list) -> list:
+        # Keras on TensorFlow fixes the input signature from the first two batches
+        # (NUM_BATCHES_FOR_TENSOR_SPEC): if they happen to share a width, a later, wider
+        # bucket fails with "yielded an element of shape (64, 24) where (None, 16) was
+        # expected". Move a batch whose source AND target widths differ from batch 0's into
+        # slot 1 (deterministic; the rest of the order is unchanged).
+        if not hasattr(self, "_row_lengths"):
+            self._row_lengths = {k: (a != 0).sum(axis=1) for k, a in self.arrays.items()}
+
+        def widths(idx):
+            out = []
+            for k in ("encoder_inputs", "decoder_inputs"):
+                used = int(self._row_lengths[k][idx].max(initial=0))
+                w = max(1, -(-used // self.pad_multiple) * self.pad_multiple)
+                out.append(min(self.arrays[k].shape[1], w))
+            return out
+
+        w0 = widths(plan[0])
+        score = [sum(a != b for a, b in zip(widths(idx), w0)) for idx in plan]
+        j = 1 + int(np.argmax(score[1:]))
+        if score[j] > score[1]:
+            plan = list(plan)
+            plan[1], plan[j] = plan[j], plan[1]
+        return plan
