@@ -55,6 +55,10 @@ def test_positional_encoding_matches_reference():
                                atol=ATOL)
     np.testing.assert_allclose(to_numpy(positional_encoding(3, 6, 2)),
                                R.positional_encoding(3, 6, 2), atol=ATOL)
+    scaled = PositionalEncoding(max_length=64, scale_inputs=True)   # sqrt(d_model) X + PE
+    np.testing.assert_allclose(to_numpy(scaled(X, start_index=3)),
+                               np.sqrt(D) * X + R.positional_encoding(T, D, 3)[None],
+                               atol=ATOL)
 
 
 def test_positional_encoding_nested_in_a_layer_without_build():
@@ -92,6 +96,8 @@ def test_positional_encoding_errors():
         layer(X, start_index=4)
     with pytest.raises(ValueError, match=r"d_model=8.*\(2, 4, 6\)"):
         layer(X[..., :6])
+    with pytest.raises(ValueError, match=r"`scale_inputs`.*received 'yes'"):
+        PositionalEncoding(scale_inputs="yes")
 
 
 def test_feed_forward_matches_reference():

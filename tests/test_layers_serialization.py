@@ -16,7 +16,7 @@ LAYERS = [
     AddNorm(dropout=0.1, epsilon=1e-6),
     BahdanauAttention(5, score="general", dropout=0.2),
     MultiHeadCross(2, 8, dropout=0.1, use_bias=False),
-    PositionalEncoding(max_length=100, max_wavelength=500.0, dropout=0.3),
+    PositionalEncoding(max_length=100, max_wavelength=500.0, dropout=0.3, scale_inputs=True),
     PositionwiseFeedForward(16, activation="gelu", dropout=0.1),
     TransformerEncoderBlock(8, 2, 16, dropout=0.1),
     TransformerDecoderBlock(8, 4, 32, dropout=0.2),

@@ -61,8 +61,8 @@ def transformer_encoder(src, src_mask, vocab_size, d_model, num_layers, num_head
         `h_enc` `(B, S, d_model)`.
     """
     x = keras.layers.Embedding(vocab_size, d_model, name="src_embedding")(src)
-    x = PositionalEncoding(max_length=max_length, dropout=dropout,
-                           name="src_positional_encoding")(x)
+    x = PositionalEncoding(max_length=max_length, dropout=dropout, scale_inputs=True,
+                           name="src_positional_encoding")(x)  # sqrt(d) X + PE
     for i in range(num_layers):
         x = TransformerEncoderBlock(d_model, num_heads, d_ff, dropout=dropout,
                                     name=f"encoder_block_{i}")(x, padding_mask=src_mask)

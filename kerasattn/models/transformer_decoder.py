@@ -37,8 +37,8 @@ def transformer_decoder(tgt, h_enc, src_mask, vocab_size, d_model, num_layers, n
         logits `(B, T, V)`.
     """
     x = keras.layers.Embedding(vocab_size, d_model, name="tgt_embedding")(tgt)
-    x = PositionalEncoding(max_length=max_length, dropout=dropout,
-                           name="tgt_positional_encoding")(x)  # X + PE[0..T-1]
+    x = PositionalEncoding(max_length=max_length, dropout=dropout, scale_inputs=True,
+                           name="tgt_positional_encoding")(x)  # sqrt(d) X + PE[0..T-1]
     for i in range(num_layers):
         x = TransformerDecoderBlock(d_model, num_heads, d_ff, dropout=dropout,
                                     name=f"decoder_block_{i}")(
