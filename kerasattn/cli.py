@@ -126,6 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", metavar="PATH", help="Tatoeba file (default: built-in corpus)")
     p.add_argument("--epochs", type=int, metavar="N", help="maximum epochs (default: the "
                                                            "lesson default for MODEL)")
+    p.add_argument("--minutes", type=float, metavar="M",
+                   help="training budget in minutes (default: the lessons' budget per model; "
+                        "0 = no limit, early stopping decides)")
     p.add_argument("--quick", action="store_true", help="tiny settings (seconds)")
     p.add_argument("--out", metavar="DIR", help="checkpoint directory (default: "
                                                 "outputs/checkpoints/MODEL)")
@@ -211,9 +214,12 @@ def cmd_train(args) -> int:
         lesson_utils.check_data_path(args.data)
     if args.epochs is not None and args.epochs < 1:
         raise CLIError(f"--epochs must be >= 1; received {args.epochs}")
+    if args.minutes is not None and args.minutes < 0:
+        raise CLIError(f"--minutes must be >= 0; received {args.minutes}")
     out = Path(args.out) if args.out else ROOT / "outputs" / "checkpoints" / args.model
     result = lesson_utils.train_and_save(args.model, out, data=args.data, epochs=args.epochs,
-                                         quick=args.quick, seed=args.seed)
+                                         quick=args.quick, seed=args.seed,
+                                         minutes=args.minutes)
     print(lesson_utils.format_table(
         ["model", "backend", "epochs", "train time (s)", "tokens/s", "test BLEU",
          "exact match"],

@@ -33,21 +33,22 @@ BACKENDS = ("tensorflow", "jax", "torch")
 # ---------------------------------------------------------------------------------------
 # Settings
 # ---------------------------------------------------------------------------------------
-# Default: the full built-in corpus and a fixed epoch budget with early stopping, chosen so
-# that every attention model reaches BLEU >= 90 on the test split within about 5 minutes on
-# a 2-core CPU. Quick: a slice of the corpus and tiny models, for the tests (seconds); quick
-# numbers mean nothing about quality.
+# Default: the full built-in corpus (10,000 training pairs), the whole test split, and the
+# same budget for every model: at most DEFAULT_EPOCHS epochs with early stopping, stopped
+# after DEFAULT_MINUTES of training, with each model's recommended learning rate and
+# bucketed batches (kerasattn.training.recommended_training). Chosen so that every attention
+# model reaches BLEU >= 90 on the test split and a one-model lesson ends within 5 minutes on
+# a 2-core CPU (measured per backend: docs/lessons.md). Quick: a slice of the corpus and tiny
+# models, for the tests (seconds); quick numbers mean nothing about quality.
 DEFAULT_EPOCHS = 30
-DEFAULT_SIZES = dict(train=4000, valid=300, test=400)   # test: spread over all lengths
-DEFAULT_MINUTES = 4.0       # wall-clock training budget per lesson (split over its models)
+DEFAULT_SIZES = dict(train=None, valid=300, test=None)  # None = the whole split
+DEFAULT_MINUTES = 2.5       # wall-clock training budget per model (the same in every lesson)
 QUICK_EPOCHS = 1
 QUICK_SIZES = dict(train=64, valid=16, test=6)
 QUICK_MAX_DECODE = 8        # quick models never learn <eos>: cap the output length
 QUICK_HPARAMS = dict(  # applied only to fields a model's config actually has
     embed_dim=16, units=16, attention_units=16, d_model=16, num_heads=2, d_ff=32,
     num_encoder_blocks=1, num_encoder_layers=1, num_decoder_layers=1, dropout=0.0)
-# Per-model training overrides in default mode (learning rate, warmup) live in the models'
-# own defaults; epochs are the shared budget so the evolution table compares like with like.
 
 
 @dataclasses.dataclass
@@ -63,7 +64,7 @@ class Settings:
         seed: random seed (corpus split, initial weights, dropout).
         max_test: evaluate on at most this many test pairs (None = all).
         minutes: training wall-clock budget per model in minutes (None = no limit); training
-            stops after the batch that crosses it (the best weights are kept).
+            stops after the batch that crosses it (the best weights so far are kept).
         train_size: use this many training pairs, spread evenly over the lengths (None =
             all).
     """
@@ -106,8 +107,8 @@ def _backend_from_argv(argv: Sequence[str]) -> str | None:
     return None
 
 
-def parse_lesson_args(number: int, description: str, argv: Sequence[str] | None = None,
-                      n_models: int = 1) -> Settings:
+def parse_lesson_args(number: int, description: str, argv: Sequence[str] | None = None
+                      ) -> Settings:
     """Parse ``[--quick] [--data PATH] [--out DIR] [--epochs N] [--backend B]``.
 
     Also selects the Keras backend (``--backend`` sets ``KERAS_BACKEND``) when keras has not
@@ -118,7 +119,6 @@ def parse_lesson_args(number: int, description: str, argv: Sequence[str] | None 
         number: the lesson number (for the default output folder).
         description: shown by ``--help``.
         argv: arguments (default ``sys.argv[1:]``).
-        n_models: models the lesson trains; the default time budget is split among them.
 
     Returns:
         The lesson's :class:`Settings`.
@@ -136,11 +136,9 @@ def parse_lesson_args(number: int, description: str, argv: Sequence[str] | None 
                              f"{QUICK_EPOCHS})")
     parser.add_argument("--minutes", type=float, metavar="M",
                         help=f"training budget per model in minutes (default "
-                             f"{DEFAULT_MINUTES:g} / number of models in the lesson; none "
-                             f"in quick mode)")
+                             f"{DEFAULT_MINUTES:g}; none in quick mode)")
     parser.add_argument("--train-size", type=int, metavar="N",
-                        help=f"training pairs (default {DEFAULT_SIZES['train']}, quick "
-                             f"{QUICK_SIZES['train']})")
+                        help=f"training pairs (default: all, quick {QUICK_SIZES['train']})")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--backend", metavar="NAME",
                         help="tensorflow, jax or torch (must come before keras is imported)")
@@ -160,7 +158,7 @@ def parse_lesson_args(number: int, description: str, argv: Sequence[str] | None 
         parser.error(f"--epochs must be >= 1; received {epochs}")
     out = Path(args.out) if args.out else DEFAULT_OUT / f"lesson_{number:02d}"
     minutes = args.minutes if args.minutes is not None else (
-        None if args.quick else round(DEFAULT_MINUTES / max(1, n_models), 2))
+        None if args.quick else DEFAULT_MINUTES)
     return Settings(quick=args.quick, data=args.data, out=out, epochs=epochs,
                     batch_size=32 if args.quick else 64, seed=args.seed, minutes=minutes,
                     train_size=args.train_size)
@@ -321,16 +319,14 @@ def load_data(settings: Settings) -> LessonData:
         what = "the built-in English-French corpus"
     train_pairs, valid_pairs, test_pairs = corpus.train, corpus.valid, corpus.test
     sizes = QUICK_SIZES if settings.quick else DEFAULT_SIZES
-    n_train = settings.train_size or sizes["train"]
-    if n_train < len(train_pairs) or sizes["valid"] < len(valid_pairs):
-        train_pairs = _spread(train_pairs, n_train)
-        valid_pairs = _spread(valid_pairs, sizes["valid"])
-        what += f" ({len(train_pairs)} training pairs"
-        if sizes["test"] is not None:
-            test_pairs = _spread(test_pairs, sizes["test"])
-        what += f", {len(valid_pairs)} validation, {len(test_pairs)} test)"
+    n_train = settings.train_size or sizes["train"] or len(train_pairs)
+    train_pairs = _spread(train_pairs, n_train)
+    valid_pairs = _spread(valid_pairs, sizes["valid"] or len(valid_pairs))
+    test_pairs = _spread(test_pairs, sizes["test"] or len(test_pairs))
     if settings.max_test is not None:
         test_pairs = _spread(test_pairs, settings.max_test)
+    what += (f" ({len(train_pairs):,} training pairs, {len(valid_pairs):,} validation, "
+             f"{len(test_pairs):,} test)")
     # vocabularies from the whole training split (never valid/test), even when training on
     # a slice of it, so test words are known
     src_vocab = kdata.Vocabulary.build([s for s, _ in corpus.train])
@@ -437,6 +433,8 @@ def train_model(name: str, data: LessonData, settings: Settings, verbose: int | 
         verbose = 0 if settings.quick else (1 if sys.stdout.isatty() else 2)
     kwargs = dict(epochs=settings.epochs, batch_size=settings.batch_size, seed=settings.seed,
                   verbose=verbose)
+    if not settings.quick:  # quick: one shape per model (compiling costs more than it saves)
+        kwargs.update(training.recommended_training(name))
     kwargs.update(train_kwargs)
     if settings.minutes:
         kwargs["callbacks"] = list(kwargs.get("callbacks") or []) + [
@@ -829,14 +827,20 @@ def load_checkpoint(directory) -> Checkpoint:
 
 
 def train_and_save(name: str, out, data: str | None = None, epochs: int | None = None,
-                   quick: bool = False, seed: int = 0) -> dict:
-    """``kerasattn train``: train ``name``, score it on the test split, save a checkpoint."""
+                   quick: bool = False, seed: int = 0, minutes: float | None = None) -> dict:
+    """``kerasattn train``: train ``name``, score it on the test split, save a checkpoint.
+
+    Default training is the lessons' (:data:`DEFAULT_MINUTES` per model, recommended
+    learning rate, bucketed batches); ``minutes=0`` removes the time limit.
+    """
     import keras
 
     check_model_name(name)
+    if minutes is None:
+        minutes = None if quick else DEFAULT_MINUTES
     settings = Settings(quick=quick, data=data, out=Path(out),
                         epochs=epochs or (QUICK_EPOCHS if quick else DEFAULT_EPOCHS),
-                        batch_size=32 if quick else 64, seed=seed)
+                        batch_size=32 if quick else 64, seed=seed, minutes=minutes or None)
     d = load_data(settings)
     print(f"data: {d.description}; vocabularies {len(d.src_vocab)} / {len(d.tgt_vocab)}",
           flush=True)
@@ -1077,20 +1081,52 @@ def compare_decoding(lesson: Lesson, trained: Trained, n_sentences: int = 8, bea
     return runs
 
 
-def evolution_rows(lesson: Lesson) -> list[dict]:
-    """One row per model for the evolution table, training the models not yet measured."""
+LESSON_OF_MODEL = {"seq2seq": 0, "bahdanau": 0, "bahdanau_multihead": 1,
+                   "encoder_self_attention": 2, "decoder_self_attention": 3,
+                   "transformer_decoder_on_gru": 4, "transformer": 5}
+
+
+def evolution_rows(lesson: Lesson, train_missing: bool | None = None) -> list[dict]:
+    """One row per model for the evolution table.
+
+    Each model's row comes from the lesson that trains it (its ``results.json``, when it was
+    run with the same settings on the same backend). A model with no such record is trained
+    now when ``train_missing`` (default: in quick mode only, where it takes seconds);
+    otherwise its row has the parameter count only, and the lesson to run is printed
+    (training all seven here would take the budget seven times).
+
+    Args:
+        lesson: the running lesson (05).
+        train_missing: train models that no earlier lesson recorded (None: quick mode only).
+
+    Returns:
+        A list of dicts with keys ``model, params, train_seconds, tokens_per_second, bleu,
+        exact_match`` (missing figures are None).
+    """
     from kerasattn.cli import MODEL_NAMES
 
+    if train_missing is None:
+        train_missing = lesson.settings.quick
     recorded = lesson.recorded(range(5))
-    rows = []
+    rows, missing = [], []
     for name in MODEL_NAMES:
         if name in lesson.results:
             r = lesson.results[name]
         elif name in recorded:
             r = recorded[name]
-            print(f"{name}: reusing the result recorded by an earlier lesson")
-        else:
+            print(f"{name}: result recorded by lesson {LESSON_OF_MODEL[name]:02d}")
+        elif train_missing:
             r = lesson.evaluate(lesson.train(name))
+        else:
+            model, _ = build(name, lesson.data, quick=lesson.settings.quick)
+            r = dict(model=name, params=int(model.count_params()))
+            missing.append(name)
         rows.append({k: r.get(k) for k in ("model", "params", "train_seconds",
                                             "tokens_per_second", "bleu", "exact_match")})
+    if missing:
+        lessons = sorted({LESSON_OF_MODEL[n] for n in missing} - {lesson.number})
+        print(f"not yet measured with these settings on {lesson.backend}: "
+              f"{', '.join(missing)}. Run "
+              + ", ".join(f"`kerasattn lesson {k}`" for k in lessons)
+              + " (same options and backend), then this lesson again, to fill their rows.")
     return rows

@@ -87,10 +87,12 @@ lesson.attention_figure(model, "attention_cross_transformer.png",
 # %% [markdown]
 # ## The evolution table: every model, the same data, the same budget
 #
-# All seven models are trained on the same corpus with the same epoch budget and early
-# stopping. Models already trained by earlier lessons with the same settings and backend are
-# reused from their `results.json`; the others are trained now. Parameter counts, training
-# time, training throughput (target tokens per second), and test BLEU.
+# All seven models are trained on the same corpus with the same budget (the same number of
+# minutes, early stopping, each model's recommended learning rate). Each row comes from the
+# lesson that trains the model (its `results.json`, same settings and backend): run lessons
+# 00-04 first to fill the table; a model not yet measured shows its parameter count only.
+# Parameter counts, training time, training throughput (target tokens per second), and test
+# BLEU.
 
 # %%
 from kerasattn.lesson_utils import evolution_rows

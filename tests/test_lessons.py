@@ -74,3 +74,20 @@ def test_lesson_05_evolution_table_has_all_seven_models(out_root):
     table = (out_root / "lesson_05" / "evolution_table.md").read_text().splitlines()
     names = [line.split("|")[1].strip() for line in table[2:]]
     assert names == list(cli.MODEL_NAMES)
+
+
+def test_evolution_rows_default_mode_does_not_train_unmeasured_models(tmp_path, capsys):
+    """Lesson 05 in default mode must not train the seven models itself (7x the budget):
+    rows of models no lesson recorded carry the parameter count only, and it says which
+    lessons to run."""
+    from kerasattn import lesson_utils as lu
+
+    settings = lu.Settings(quick=True, out=tmp_path / "lesson_05")
+    lesson = lu.Lesson(5, "evolution rows", settings)
+    rows = lu.evolution_rows(lesson, train_missing=False)
+    printed = capsys.readouterr().out
+    assert [r["model"] for r in rows] == list(cli.MODEL_NAMES)
+    assert all(r["params"] > 0 and r["bleu"] is None for r in rows)
+    assert "kerasattn lesson 0" in printed and "kerasattn lesson 4" in printed
+    assert "lesson 5" not in printed.split("Run", 1)[-1]   # lesson 05 is this one
+    assert not lesson.results                             # nothing was trained

@@ -2,6 +2,7 @@
 early stopping, crash-safe checkpoints, resume, warmup schedule, argument errors)."""
 from __future__ import annotations
 
+import inspect
 import os
 
 import keras
@@ -249,3 +250,17 @@ def test_torch_threads_are_set_during_training_and_restored(backend):
     assert 1 <= backend_utils.auto_torch_threads() <= (os.cpu_count() or 1)
     with pytest.raises(ValueError, match="torch_threads"):
         training.train(tiny_bag(), tiny_pairs(4), epochs=1, torch_threads=0)
+
+
+def test_recommended_training_covers_every_model_and_trains():
+    from kerasattn.cli import MODEL_NAMES
+
+    for name in MODEL_NAMES:
+        kw = training.recommended_training(name)
+        assert kw["bucket"] is (keras.backend.backend() != "jax")
+        assert kw["learning_rate"] > 0
+        assert set(kw) <= set(inspect.signature(training.train).parameters)
+    kw["learning_rate"] = -1.0                        # a copy: the table is unchanged
+    assert training.recommended_training(name)["learning_rate"] > 0
+    with pytest.raises(ValueError, match=r"`name`.*received 'gpt'"):
+        training.recommended_training("gpt")

@@ -36,7 +36,7 @@ class BahdanauMultiHeadConfig(ModelConfig):
     embed_dim: int = 64
     d_model: int = 128
     num_heads: int = 4
-    units: int = 128
+    units: int = 64
     dropout: float = 0.1
 
 

@@ -38,7 +38,7 @@ class EncoderSelfAttentionConfig(ModelConfig):
     num_heads: int = 4
     d_ff: int = 256
     num_encoder_blocks: int = 1
-    units: int = 128
+    units: int = 64
     dropout: float = 0.1
 
 
