@@ -4,7 +4,7 @@ Step 4 of the path keeps the recurrent encoder of the Bahdanau model but replace
 recurrent decoder by Transformer decoder blocks that run over the whole target in parallel:
 
     H_enc  = GRU(Embed(x))                                     (B, S, d_model)
-    X      = PositionalEncoding(Embed(y_in))                   (B, T, d_model)
+    X      = sqrt(d_model) Embed(y_in) + PE                    (B, T, d_model)
     Z      = DecoderBlock^N(X, H_enc)                          (B, T, d_model)
     logits = Z W_out + b_out                                   (B, T, V_tgt)
 
@@ -14,7 +14,8 @@ with the masks written explicitly from the token ids (token 0 is ``<pad>``):
     decoder_padding_mask = decoder_inputs != 0                 (B, T)
 
 Build it with the Keras functional API from kit layers taught earlier:
-``kerasattn.layers.PositionalEncoding`` (exercise 08) and
+``kerasattn.layers.PositionalEncoding`` (exercise 08; ``scale_inputs=True`` multiplies
+the embeddings by sqrt(d_model), as in the paper) and
 ``kerasattn.layers.TransformerDecoderBlock`` (exercise 10), plus Keras's ``Embedding``,
 ``GRU`` and ``Dense``. You may not import ``kerasattn.models`` (the kit's
 own builders).

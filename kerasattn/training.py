@@ -390,7 +390,8 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
           checkpoint_dir: str | None = None, resume: bool = False, seed: int = 0,
           verbose: int = 0, callbacks=None, distribution=None, jit_compile="auto",
           steps_per_execution: int = 1, shuffle: bool = True, bucket: bool = False,
-          pad_multiple: int = 8, torch_threads="auto", pad_id: int = 0, loss=None, metrics=None) -> TrainResult:
+          pad_multiple: int = 8, torch_threads="auto", pad_id: int = 0, loss=None,
+          metrics=None) -> TrainResult:
     """Compile and fit a translation model: the one training path of the kit.
 
     Args:

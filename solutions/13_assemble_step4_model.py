@@ -4,7 +4,7 @@ Step 4 of the path keeps the recurrent encoder of the Bahdanau model but replace
 recurrent decoder by Transformer decoder blocks that run over the whole target in parallel:
 
     H_enc  = GRU(Embed(x))                                     (B, S, d_model)
-    X      = PositionalEncoding(Embed(y_in))                   (B, T, d_model)
+    X      = sqrt(d_model) Embed(y_in) + PE                    (B, T, d_model)
     Z      = DecoderBlock^N(X, H_enc)                          (B, T, d_model)
     logits = Z W_out + b_out                                   (B, T, V_tgt)
 
@@ -14,7 +14,8 @@ with the masks written explicitly from the token ids (token 0 is ``<pad>``):
     decoder_padding_mask = decoder_inputs != 0                 (B, T)
 
 Build it with the Keras functional API from kit layers taught earlier:
-``kerasattn.layers.PositionalEncoding`` (exercise 08) and
+``kerasattn.layers.PositionalEncoding`` (exercise 08; ``scale_inputs=True`` multiplies
+the embeddings by sqrt(d_model), as in the paper) and
 ``kerasattn.layers.TransformerDecoderBlock`` (exercise 10), plus Keras's ``Embedding``,
 ``GRU`` and ``Dense``. You may not import ``kerasattn.models`` (the kit's
 own builders).
@@ -76,7 +77,7 @@ def build_transformer_decoder_on_gru(src_vocab_size, tgt_vocab_size, d_model=16,
     h_enc = keras.layers.GRU(d_model, return_sequences=True)(x)  # (B, S, d_model)
 
     y = keras.layers.Embedding(tgt_vocab_size, d_model)(decoder_inputs)  # (B, T, d_model)
-    y = PositionalEncoding(dropout=dropout)(y)  # X = Embed(y_in) + PE
+    y = PositionalEncoding(dropout=dropout, scale_inputs=True)(y)  # X = sqrt(d) Embed(y_in) + PE
     for _ in range(num_layers):
         y = TransformerDecoderBlock(d_model, num_heads, d_ff, dropout=dropout)(
             y, h_enc, decoder_padding_mask=decoder_padding_mask,
