@@ -33,16 +33,16 @@ BACKENDS = ("tensorflow", "jax", "torch")
 # ---------------------------------------------------------------------------------------
 # Settings
 # ---------------------------------------------------------------------------------------
-# Default: the full built-in corpus (10,000 training pairs), the whole test split, and the
-# same budget for every model: at most DEFAULT_EPOCHS epochs with early stopping, stopped
-# after DEFAULT_MINUTES of training, with each model's recommended learning rate and
-# bucketed batches (kerasattn.training.recommended_training). Chosen so that every attention
-# model reaches BLEU >= 90 on the test split and a one-model lesson ends within 5 minutes on
-# a 2-core CPU (measured per backend: docs/lessons.md). Quick: a slice of the corpus and tiny
-# models, for the tests (seconds); quick numbers mean nothing about quality.
+# Default: the full built-in corpus (10,000 training pairs), the whole test split, at most
+# DEFAULT_EPOCHS epochs with early stopping, each model's recommended learning rate and
+# batching (kerasattn.training.recommended_training), and DEFAULT_MINUTES of training per
+# lesson, split evenly over the lesson's models (lesson 00 trains two). Chosen so that a
+# lesson ends within 5 minutes on a 2-core CPU, data, decoding and figures included
+# (measured per backend: docs/lessons.md). Quick: a slice of the corpus and tiny models, for
+# the tests (seconds); quick numbers mean nothing about quality.
 DEFAULT_EPOCHS = 30
 DEFAULT_SIZES = dict(train=None, valid=300, test=None)  # None = the whole split
-DEFAULT_MINUTES = 2.5       # wall-clock training budget per model (the same in every lesson)
+DEFAULT_MINUTES = 4.25      # wall-clock training budget per lesson (split over its models)
 QUICK_EPOCHS = 1
 QUICK_SIZES = dict(train=64, valid=16, test=6)
 QUICK_MAX_DECODE = 8        # quick models never learn <eos>: cap the output length
@@ -67,6 +67,7 @@ class Settings:
             stops after the batch that crosses it (the best weights so far are kept).
         train_size: use this many training pairs, spread evenly over the lengths (None =
             all).
+        n_models: models the lesson trains (its budget is ``minutes * n_models``).
     """
 
     quick: bool = False
@@ -78,6 +79,7 @@ class Settings:
     max_test: int | None = None
     minutes: float | None = None
     train_size: int | None = None
+    n_models: int = 1
 
     @property
     def decode_compile(self):
@@ -92,9 +94,11 @@ class Settings:
 
     def signature(self) -> dict:
         """The fields that make two runs comparable (same data and budget)."""
+        lesson_minutes = None if self.minutes is None else round(self.minutes *
+                                                                  self.n_models, 2)
         return dict(quick=self.quick, data=self.data, epochs=self.epochs,
                     batch_size=self.batch_size, seed=self.seed, max_test=self.max_test,
-                    minutes=self.minutes, train_size=self.train_size,
+                    lesson_minutes=lesson_minutes, train_size=self.train_size,
                     sizes=dict(QUICK_SIZES if self.quick else DEFAULT_SIZES))
 
 
@@ -107,8 +111,8 @@ def _backend_from_argv(argv: Sequence[str]) -> str | None:
     return None
 
 
-def parse_lesson_args(number: int, description: str, argv: Sequence[str] | None = None
-                      ) -> Settings:
+def parse_lesson_args(number: int, description: str, argv: Sequence[str] | None = None,
+                      n_models: int = 1) -> Settings:
     """Parse ``[--quick] [--data PATH] [--out DIR] [--epochs N] [--backend B]``.
 
     Also selects the Keras backend (``--backend`` sets ``KERAS_BACKEND``) when keras has not
@@ -119,6 +123,7 @@ def parse_lesson_args(number: int, description: str, argv: Sequence[str] | None 
         number: the lesson number (for the default output folder).
         description: shown by ``--help``.
         argv: arguments (default ``sys.argv[1:]``).
+        n_models: models the lesson trains; the default time budget is split among them.
 
     Returns:
         The lesson's :class:`Settings`.
@@ -136,7 +141,8 @@ def parse_lesson_args(number: int, description: str, argv: Sequence[str] | None 
                              f"{QUICK_EPOCHS})")
     parser.add_argument("--minutes", type=float, metavar="M",
                         help=f"training budget per model in minutes (default "
-                             f"{DEFAULT_MINUTES:g}; none in quick mode)")
+                             f"{DEFAULT_MINUTES:g} / number of models in the lesson; none "
+                             f"in quick mode)")
     parser.add_argument("--train-size", type=int, metavar="N",
                         help=f"training pairs (default: all, quick {QUICK_SIZES['train']})")
     parser.add_argument("--seed", type=int, default=0)
@@ -158,10 +164,10 @@ def parse_lesson_args(number: int, description: str, argv: Sequence[str] | None 
         parser.error(f"--epochs must be >= 1; received {epochs}")
     out = Path(args.out) if args.out else DEFAULT_OUT / f"lesson_{number:02d}"
     minutes = args.minutes if args.minutes is not None else (
-        None if args.quick else DEFAULT_MINUTES)
+        None if args.quick else round(DEFAULT_MINUTES / max(1, n_models), 3))
     return Settings(quick=args.quick, data=args.data, out=out, epochs=epochs,
                     batch_size=32 if args.quick else 64, seed=args.seed, minutes=minutes,
-                    train_size=args.train_size)
+                    train_size=args.train_size, n_models=n_models)
 
 
 def select_backend(name: str) -> None:
@@ -830,8 +836,8 @@ def train_and_save(name: str, out, data: str | None = None, epochs: int | None =
                    quick: bool = False, seed: int = 0, minutes: float | None = None) -> dict:
     """``kerasattn train``: train ``name``, score it on the test split, save a checkpoint.
 
-    Default training is the lessons' (:data:`DEFAULT_MINUTES` per model, recommended
-    learning rate, bucketed batches); ``minutes=0`` removes the time limit.
+    Default training is a one-model lesson's (:data:`DEFAULT_MINUTES`, recommended learning
+    rate and batching); ``minutes=0`` removes the time limit.
     """
     import keras
 

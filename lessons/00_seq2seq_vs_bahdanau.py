@@ -48,7 +48,7 @@
 # %%
 from kerasattn.lesson_utils import Lesson, heading, parse_lesson_args
 
-settings = parse_lesson_args(0, "Lesson 00: seq2seq versus Bahdanau attention")
+settings = parse_lesson_args(0, "Lesson 00: seq2seq versus Bahdanau attention", n_models=2)
 lesson = Lesson(0, "seq2seq versus Bahdanau attention", settings)
 
 # %% [markdown]
