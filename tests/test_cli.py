@@ -42,6 +42,7 @@ def test_model_names_match_the_registry():
     (["lesson", "7"], "no lesson 7"),
     (["train", "lstm", "--quick"], "MODEL must be one of"),
     (["train", "bahdanau", "--data", "/no/such/fra.txt"], "--data: no such file"),
+    (["train", "bahdanau", "--minutes", "-1"], "--minutes must be >= 0; received -1"),
     (["translate", "/no/such/checkpoint", "the cat ."], "CHECKPOINT: no such directory"),
 ])
 def test_clear_errors_without_traceback(capsys, argv, message):
