@@ -317,6 +317,21 @@ def test_multi_head_cache_without_index_reuses_memory():
     np.testing.assert_allclose(to_numpy(out), full, atol=ATOL)
 
 
+def test_multi_head_attend_step_matches_reference():
+    """The one-query path of the recurrent decoders == the float64 reference, per row."""
+    layer = MultiHeadCross(2, D)
+    layer(QUERY, MEMORY)  # build
+    kv = layer.project_memory(MEMORY)
+    assert tuple(kv.shape) == (B, 2, 2, T_K, D // 2)
+    for i in range(T_Q):
+        ctx, w = layer.attend_step(QUERY[:, i], kv, memory_mask=MEM_MASK)
+        r_out, r_w = _mha_reference(layer, QUERY[:, i:i + 1], MEMORY, value_mask=MEM_MASK)
+        np.testing.assert_allclose(to_numpy(ctx), r_out[:, 0], atol=ATOL)
+        np.testing.assert_allclose(to_numpy(w), r_w[:, :, 0], atol=ATOL)
+    with pytest.raises(ValueError, match=r"`query`.*rank 2.*\(2, 3, 8\)"):
+        layer.attend_step(QUERY, kv)
+
+
 def test_multi_head_errors():
     layer = MultiHeadCross(2, D)
     with pytest.raises(ValueError, match=r"`query`.*rank 3.*\(2, 8\)"):

@@ -17,7 +17,7 @@ from keras import ops
 
 from kerasattn.layers._checks import check_dim, check_mask, check_rank, fmt, static_shape
 from kerasattn.layers.dot_product import scaled_dot_product_attention
-from kerasattn.layers.masking import causal_mask, combine_masks
+from kerasattn.layers.masking import causal_mask, combine_masks, masked_softmax
 
 
 @keras.saving.register_keras_serializable(package="kerasattn")
@@ -179,6 +179,54 @@ class MultiHeadCross(keras.layers.Layer):
         if cache is not None:
             result += (cache,)
         return result[0] if len(result) == 1 else result
+
+    # -- one query per row against a memory projected once (recurrent decoders) -----------
+    def project_memory(self, memory):
+        """Keys and values of a memory, projected once, head-major: `(B, 2, h, S, d_h)`.
+
+        For :meth:`attend_step`: a recurrent decoder attends to the same `h_enc` at every
+        step, so `K = h_enc W_k` and `V = h_enc W_v` are computed (and laid out per head)
+        once per sentence instead of once per step.
+
+        Args:
+            memory: `(B, S, d_v)`.
+
+        Returns:
+            `(B, 2, h, S, d_h)`: `[:, 0]` the keys, `[:, 1]` the values.
+        """
+        k = ops.transpose(self.key_dense(memory), (0, 2, 1, 3))  # K: (B, h, S, d_h)
+        v = ops.transpose(self.value_dense(memory), (0, 2, 1, 3))  # V: (B, h, S, d_h)
+        return ops.stack([k, v], axis=1)  # (B, 2, h, S, d_h)
+
+    def attend_step(self, query, memory_kv, memory_mask=None, training=None):
+        """One query vector per row: the same math as ``call`` with a single query.
+
+        `c = [head_1; ...; head_h] W_o + b_o` with `head_i = softmax(q_i K_i^T / sqrt(d_h))
+        V_i`, `q_i = query W_q^(i) + b_q^(i)`. Fewer operations than the general path
+        (no per-step transposes of the memory, no mask algebra), which matters inside a
+        recurrence, where every operation runs once per time step.
+
+        Args:
+            query: `(B, d_q)`, e.g. the previous decoder state `s_{t-1}`.
+            memory_kv: from :meth:`project_memory`, `(B, 2, h, S, d_h)`.
+            memory_mask: optional bool `(B, S)`, True = real source token.
+            training: enables dropout on the weights.
+
+        Returns:
+            `(context (B, d_model), weights (B, h, S))`; weights before dropout.
+        """
+        check_rank(self.name, "query", query, (2,), "(B, d_q)")
+        check_rank(self.name, "memory_kv", memory_kv, (5,), "(B, 2, h, S, d_h)")
+        q = self.query_dense(query[:, None, :])[:, 0]  # q_i: (B, h, d_h)
+        k, v = memory_kv[:, 0], memory_kv[:, 1]  # (B, h, S, d_h) each
+        scale = ops.cast(1.0 / (self.d_h ** 0.5), q.dtype)
+        scores = ops.sum(q[:, :, None, :] * k, axis=-1) * scale  # q_i K_i^T/sqrt(d_h): (B,h,S)
+        mask = None if memory_mask is None else memory_mask[:, None, :]  # (B, 1, S)
+        weights = masked_softmax(scores, mask)  # (B, h, S)
+        dropped = self.dropout_layer(weights, training=training)
+        heads = ops.sum(dropped[..., None] * v, axis=2)  # head_i = alpha_i V_i: (B, h, d_h)
+        context = self.output_dense(heads[:, None])[:, 0]  # [head_1..h] W_o: (B, d_model)
+        return context, weights
 
     def _fused_attention(self, q, k, v, mask):
         """The same math through the backend's fused kernel (no weights, no dropout).

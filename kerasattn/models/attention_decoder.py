@@ -102,14 +102,11 @@ class AttentionGRUDecoder(keras.layers.Layer):
         """Per-sentence work done once, outside the recurrence.
 
         Additive: `W_k h_j` `(B, S, units)`; multi-head: the projected keys/values
-        `(B, 2, S, h, d_h)`. Neither depends on `s_{t-1}`, so recomputing them at every
+        `(B, 2, h, S, d_h)`. Neither depends on `s_{t-1}`, so recomputing them at every
         step (what a Python loop on torch would do) only wastes time.
         """
-        if self.attention_kind == "additive":
-            return self.attention.project_memory(memory)  # W_k h: (B, S, units)
-        keys = self.attention.key_dense(memory)  # K = h_enc W_k: (B, S, h, d_h)
-        values = self.attention.value_dense(memory)  # V = h_enc W_v: (B, S, h, d_h)
-        return ops.stack([keys, values], axis=1)  # (B, 2, S, h, d_h)
+        # additive: W_k h (B, S, units); multi-head: [K; V] = h_enc W_{k,v} (B, 2, h, S, d_h)
+        return self.attention.project_memory(memory)
 
     def step(self, x_t, s_prev, memory, memory_mask=None, keys=None, training=None):
         """One decoder step.
@@ -129,11 +126,9 @@ class AttentionGRUDecoder(keras.layers.Layer):
                                         training=training)  # (B, D), (B, S)
             weights = alpha[:, None, :]  # (B, 1, S)
         else:
-            out, alpha, _ = self.attention(s_prev[:, None, :], memory,
-                                           value_mask=memory_mask, cache=keys,
-                                           return_attention_scores=True,
-                                           training=training)  # (B,1,C), (B,h,1,S)
-            c_t, weights = out[:, 0, :], alpha[:, :, 0, :]  # (B, C), (B, h, S)
+            c_t, weights = self.attention.attend_step(
+                s_prev, keys, memory_mask=memory_mask,
+                training=training)  # c_t = MHA(s_{t-1}, h_enc): (B, C), (B, h, S)
         x = ops.concatenate([x_t, ops.cast(c_t, x_t.dtype)], axis=-1)  # [y_{t-1}; c_t]
         s_t, _ = self.cell(x, [s_prev], training=training)  # s_t = GRU(x, s_{t-1})
         return s_t, c_t, weights
