@@ -80,6 +80,22 @@ result = lesson.evaluate(model)
 heading("sample translations")
 lesson.samples(model)
 
+# %% [markdown]
+# ## Longer than anything seen in training
+#
+# The test split holds sentences of 31-40 source words; no training sentence has more than
+# 30. The recurrent models carry position implicitly in their state and degrade gently on
+# those; the Transformer meets positional encodings $PE_{31..}$ it never trained with, in
+# combinations it never saw, and usually loses far more BLEU there than on the lengths it
+# knows (measured on every backend: docs/lessons.md). Attention is not the whole story:
+# how a model represents *position* decides how it generalises in length.
+
+# %%
+heading("BLEU by source length (31+ = longer than any training sentence)")
+for bucket, (bleu, count) in result["by_length"].items():
+    print(f"{bucket:>6} words: BLEU {'-' if bleu is None else f'{bleu:5.1f}'} "
+          f"({count} sentences)")
+
 # %%
 lesson.attention_figure(model, "attention_cross_transformer.png",
                         title="step 5: cross-attention of the last decoder block")
