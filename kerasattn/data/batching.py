@@ -151,15 +151,19 @@ def batch_plan(arrays: dict, batch_size: int, shuffle: bool = True, seed: int = 
     return batches
 
 
+def _trimmed_widths(enc, dec, labels, pad_multiple: int) -> tuple[int, int]:
+    """Source and target widths of one batch: its longest row, rounded up to a multiple."""
+    def width(a):
+        used = int((a != 0).any(axis=0).nonzero()[0].max(initial=-1)) + 1
+        return min(a.shape[1], max(1, -(-used // pad_multiple) * pad_multiple))
+    return width(enc), max(width(dec), width(labels))
+
+
 def _take(arrays: dict, idx: np.ndarray, trim: bool, pad_multiple: int):
     x = {k: np.asarray(arrays[k])[idx] for k in INPUT_KEYS}
     y = np.asarray(arrays[LABEL_KEY])[idx]
     if trim:
-        def width(a):
-            used = int((a != 0).any(axis=0).nonzero()[0].max(initial=-1)) + 1
-            return min(a.shape[1], max(1, -(-used // pad_multiple) * pad_multiple))
-        s = width(x["encoder_inputs"])
-        t = max(width(x["decoder_inputs"]), width(y))
+        s, t = _trimmed_widths(x["encoder_inputs"], x["decoder_inputs"], y, pad_multiple)
         x = {"encoder_inputs": x["encoder_inputs"][:, :s],
              "decoder_inputs": x["decoder_inputs"][:, :t]}
         y = y[:, :t]

@@ -8,7 +8,8 @@ from __future__ import annotations
 import keras
 import numpy as np
 
-from kerasattn.data.batching import INPUT_KEYS, LABEL_KEY, _check_arrays, _take, batch_plan
+from kerasattn.data.batching import (INPUT_KEYS, LABEL_KEY, _check_arrays, _take,
+                                     _trimmed_widths, batch_plan)
 
 __all__ = ["TranslationDataset"]
 
@@ -72,19 +73,10 @@ class TranslationDataset(keras.utils.PyDataset):
         # bucket fails with "yielded an element of shape (64, 24) where (None, 16) was
         # expected". Move a batch whose source AND target widths differ from batch 0's into
         # slot 1 (deterministic; the rest of the order is unchanged).
-        if not hasattr(self, "_row_lengths"):
-            self._row_lengths = {k: (a != 0).sum(axis=1) for k, a in self.arrays.items()}
-
-        def widths(idx):
-            out = []
-            for k in ("encoder_inputs", "decoder_inputs"):
-                used = int(self._row_lengths[k][idx].max(initial=0))
-                w = max(1, -(-used // self.pad_multiple) * self.pad_multiple)
-                out.append(min(self.arrays[k].shape[1], w))
-            return out
-
-        w0 = widths(plan[0])
-        score = [sum(a != b for a, b in zip(widths(idx), w0)) for idx in plan]
+        keys = (*INPUT_KEYS, LABEL_KEY)
+        widths = [_trimmed_widths(*(self.arrays[k][idx] for k in keys), self.pad_multiple)
+                  for idx in plan]
+        score = [sum(a != b for a, b in zip(w, widths[0])) for w in widths]
         j = 1 + int(np.argmax(score[1:]))
         if score[j] > score[1]:
             plan = list(plan)
