@@ -9,8 +9,8 @@ from keras import ops
 from conftest import to_numpy
 from kerasattn import reference as R
 from kerasattn.layers import (AddNorm, PositionalEncoding, PositionwiseFeedForward,
-                              TransformerDecoderBlock, TransformerEncoderBlock,
-                              positional_encoding)
+                              RandomPositionShift, TransformerDecoderBlock,
+                              TransformerEncoderBlock, positional_encoding)
 
 ATOL = 1e-5
 rng = np.random.default_rng(0)
@@ -61,6 +61,33 @@ def test_positional_encoding_matches_reference():
                                atol=ATOL)
 
 
+def test_positional_encoding_per_row_start_matches_reference():
+    """A `(B,)` tensor of starts (SHAPE offsets): row b gets PE[s_b .. s_b + T - 1]."""
+    layer = PositionalEncoding(max_length=64, scale_inputs=True)
+    starts = np.array([7, 0], "int32")
+    out = to_numpy(layer(X, start_index=ops.convert_to_tensor(starts)))
+    for b, s in enumerate(starts):
+        np.testing.assert_allclose(out[b], np.sqrt(D) * X[b] + R.positional_encoding(T, D, s),
+                                   atol=ATOL)
+
+
+def test_random_position_shift():
+    shift = RandomPositionShift(max_shift=5, seed=3)
+    ids = np.ones((400, 3), "int32")
+    k = to_numpy(shift(ids, training=True))
+    assert k.shape == (400,) and k.dtype == np.int32
+    assert set(k.tolist()) == set(range(6))  # every offset 0..K drawn (400 draws, 6 values)
+    assert not to_numpy(shift(ids)).any() and not to_numpy(shift(ids, training=False)).any()
+    assert not to_numpy(RandomPositionShift(0)(ids, training=True)).any()
+    # shift invariance of the sinusoids: PE[p + k] is PE[p] rotated, so dot products of
+    # positions depend only on their distance, whatever the offset
+    pe = R.positional_encoding(40, D)
+    np.testing.assert_allclose(pe[3] @ pe[5], pe[3 + 17] @ pe[5 + 17], atol=1e-12)
+    for bad in (-1, 2.5, True, "3"):
+        with pytest.raises(ValueError, match=r"`max_shift`.*received " + repr(bad)):
+            RandomPositionShift(bad)
+
+
 def test_positional_encoding_nested_in_a_layer_without_build():
     """The parent builds the child during Keras's symbolic pass; the table must not be a
     tensor made in that scope (it was: garbage on torch, a leaked tracer on JAX)."""
@@ -98,6 +125,8 @@ def test_positional_encoding_errors():
         layer(X[..., :6])
     with pytest.raises(ValueError, match=r"`scale_inputs`.*received 'yes'"):
         PositionalEncoding(scale_inputs="yes")
+    with pytest.raises(ValueError, match=r"`start_index`.*\(2, 1\)"):
+        layer(X[:, :2], start_index=ops.zeros((2, 1), "int32"))
 
 
 def test_feed_forward_matches_reference():

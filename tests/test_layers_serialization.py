@@ -9,8 +9,8 @@ import pytest
 
 from conftest import other_backends, run_in_backend, to_numpy
 from kerasattn.layers import (AddNorm, BahdanauAttention, MultiHeadCross, PositionalEncoding,
-                              PositionwiseFeedForward, TransformerDecoderBlock,
-                              TransformerEncoderBlock)
+                              PositionwiseFeedForward, RandomPositionShift,
+                              TransformerDecoderBlock, TransformerEncoderBlock)
 
 LAYERS = [
     AddNorm(dropout=0.1, epsilon=1e-6),
@@ -18,6 +18,7 @@ LAYERS = [
     MultiHeadCross(2, 8, dropout=0.1, use_bias=False),
     PositionalEncoding(max_length=100, max_wavelength=500.0, dropout=0.3, scale_inputs=True),
     PositionwiseFeedForward(16, activation="gelu", dropout=0.1),
+    RandomPositionShift(7, seed=11),
     TransformerEncoderBlock(8, 2, 16, dropout=0.1),
     TransformerDecoderBlock(8, 4, 32, dropout=0.2),
 ]
@@ -40,10 +41,11 @@ def build_model():
     src = keras.Input((None,), dtype="int32", name="encoder_inputs")
     tgt = keras.Input((None,), dtype="int32", name="decoder_inputs")
     h = keras.layers.Embedding(20, 8, mask_zero=True)(src)
-    h = PositionalEncoding(max_length=32)(h)
+    k = RandomPositionShift(4)(src)  # SHAPE offsets: drawn in training, 0 here
+    h = PositionalEncoding(max_length=32)(h, start_index=k)
     h = TransformerEncoderBlock(8, 2, 16)(h)
     y = keras.layers.Embedding(20, 8, mask_zero=True)(tgt)
-    y = PositionalEncoding(max_length=32)(y)
+    y = PositionalEncoding(max_length=32)(y, start_index=k)
     y = TransformerDecoderBlock(8, 2, 16)(y, h)
     context, _ = BahdanauAttention(6)(y, h)
     cross = MultiHeadCross(2, 8)(y, h)
@@ -84,7 +86,8 @@ def test_keras_round_trip_and_cross_backend_load(tmp_path):
     np.testing.assert_allclose(forward(loaded, [SRC, TGT]), expected, atol=1e-6)
     assert {type(l).__name__ for l in loaded.layers} >= {
         "PositionalEncoding", "TransformerEncoderBlock", "TransformerDecoderBlock",
-        "BahdanauAttention", "MultiHeadCross", "AddNorm", "PositionwiseFeedForward"}
+        "BahdanauAttention", "MultiHeadCross", "AddNorm", "PositionwiseFeedForward",
+        "RandomPositionShift"}
 
     code = f"""
         import json, keras, numpy as np

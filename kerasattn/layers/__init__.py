@@ -11,7 +11,8 @@ from kerasattn.layers.encoder_block import TransformerEncoderBlock
 from kerasattn.layers.feed_forward import PositionwiseFeedForward
 from kerasattn.layers.masking import causal_mask, combine_masks, masked_softmax, padding_mask
 from kerasattn.layers.multi_head import MultiHeadCross
-from kerasattn.layers.positional import PositionalEncoding, positional_encoding
+from kerasattn.layers.positional import (PositionalEncoding, RandomPositionShift,
+                                         positional_encoding)
 
 __all__ = [
     "AddNorm",
@@ -19,6 +20,7 @@ __all__ = [
     "MultiHeadCross",
     "PositionalEncoding",
     "PositionwiseFeedForward",
+    "RandomPositionShift",
     "TransformerDecoderBlock",
     "TransformerEncoderBlock",
     "causal_mask",

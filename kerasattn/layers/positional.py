@@ -5,6 +5,11 @@
 
 ``start_index`` shifts the positions, so a decoder fed one token at a time at step ``t``
 adds ``PE[t]`` (not ``PE[0]``: the d2l inference trap).
+
+``RandomPositionShift`` draws a random start per sentence during training (SHAPE, Kiyono et
+al., 2021): the model then sees positions ``k .. k+T-1`` for random ``k`` and cannot rely on
+absolute positions, only on differences, which is what lets it translate sentences longer
+than any it was trained on (positions it would otherwise never have seen).
 """
 from __future__ import annotations
 
@@ -12,7 +17,7 @@ import keras
 import numpy as np
 from keras import ops
 
-from kerasattn.layers._checks import check_rank, fmt
+from kerasattn.layers._checks import check_rank, fmt, static_shape
 
 
 def _sinusoid_table(length, d_model, start_index=0, max_wavelength=10000.0):
@@ -50,8 +55,9 @@ class PositionalEncoding(keras.layers.Layer):
 
     Call arguments:
         x: embeddings `(B, T, d_model)` (mask passes through).
-        start_index: absolute position of `x[:, 0]` (int or scalar int tensor; a tensor
-            works under `jit`).
+        start_index: absolute position of `x[:, 0]`: an int or a scalar int tensor (a
+            tensor works under `jit`), or an int tensor `(B,)` of one start per row (e.g.
+            the offsets of `RandomPositionShift`); `start_index + T <= max_length`.
         training: enables dropout.
 
     Returns:
@@ -99,15 +105,26 @@ class PositionalEncoding(keras.layers.Layer):
                 f"{start_index}..{start_index + s[1] - 1} must lie in [0, max_length="
                 f"{self.max_length}); received `x` with shape {fmt(s)}.")
         t = ops.shape(x)[1]
-        if isinstance(start_index, int) and isinstance(t, int):
+        start_shape = static_shape(start_index) if hasattr(start_index, "shape") else ()
+        if len(start_shape) not in (0, 1):
+            raise ValueError(
+                f"PositionalEncoding: `start_index` must be an int, a scalar or a (B,) "
+                f"tensor of start positions; received `start_index` with shape "
+                f"{fmt(start_shape)}.")
+        if len(start_shape) == 1:  # one start per row: positions s_b .. s_b + T - 1
+            table = ops.convert_to_tensor(self._table, dtype=self.compute_dtype)  # (max_length, d)
+            positions = (ops.expand_dims(ops.cast(start_index, "int32"), 1)
+                         + ops.expand_dims(ops.arange(t, dtype="int32"), 0))  # (B, T)
+            pe = ops.take(table, positions, axis=0)  # (B, T, d_model)
+        elif isinstance(start_index, int) and isinstance(t, int):
             pe = ops.convert_to_tensor(
-                self._table[start_index:start_index + t], dtype=self.compute_dtype)  # (T, d_model)
+                self._table[start_index:start_index + t], dtype=self.compute_dtype)[None]
         else:  # a traced start or length: slice the constant table inside the graph
             table = ops.convert_to_tensor(self._table, dtype=self.compute_dtype)  # (max_length, d)
-            pe = ops.slice(table, [start_index, 0], [t, self.d_model])  # (T, d_model)
+            pe = ops.slice(table, [start_index, 0], [t, self.d_model])[None]  # (1, T, d_model)
         if self.scale_inputs:
             x = x * ops.cast(np.sqrt(self.d_model), x.dtype)  # sqrt(d_model) * Embed(y)
-        return self.dropout_layer(x + pe[None], training=training)  # (B, T, d_model)
+        return self.dropout_layer(x + pe, training=training)  # (B, T, d_model)
 
     def compute_output_shape(self, input_shape):
         return input_shape
@@ -116,4 +133,58 @@ class PositionalEncoding(keras.layers.Layer):
         config = super().get_config()
         config.update(max_length=self.max_length, max_wavelength=self.max_wavelength,
                       dropout=self.dropout, scale_inputs=self.scale_inputs)
+        return config
+
+
+@keras.saving.register_keras_serializable(package="kerasattn")
+class RandomPositionShift(keras.layers.Layer):
+    """Random start positions for training (SHAPE, Kiyono et al., 2021).
+
+    During training each sentence ``b`` gets an offset ``k_b ~ U{0, ..., max_shift}``,
+    passed as `start_index` to the `PositionalEncoding` layers, so its tokens sit at
+    positions ``k_b .. k_b + T - 1``. Sinusoids satisfy ``PE[p + k] = R_k PE[p]`` (a fixed
+    rotation per frequency), so attention can still read relative positions; what the
+    model can no longer do is memorise absolute ones. At inference the offsets are 0: a
+    sentence longer than any in training then uses positions the model has met, shifted.
+    Sharing one layer's offsets between encoder and decoder keeps their relative
+    alignment (source position ``i`` and target position ``j`` both move by ``k_b``).
+
+    Args:
+        max_shift: largest offset `K` (int >= 0; 0 = no shift). The positional tables
+            must cover `K + T`.
+        seed: seed of the offsets (int or None).
+
+    Call arguments:
+        token_ids: any tensor `(B, ...)`; only its batch size is used.
+        training: offsets are drawn only when True; otherwise all 0.
+
+    Returns:
+        int32 offsets `(B,)`.
+    """
+
+    def __init__(self, max_shift, seed=None, **kwargs):
+        super().__init__(**kwargs)
+        if isinstance(max_shift, (bool, np.bool_)) or not isinstance(
+                max_shift, (int, np.integer)) or max_shift < 0:
+            raise ValueError(f"RandomPositionShift: `max_shift` must be an int >= 0; "
+                             f"received {max_shift!r}.")
+        self.max_shift = int(max_shift)
+        self.seed = seed
+        self.seed_generator = keras.random.SeedGenerator(seed)
+        self.built = True
+
+    def call(self, token_ids, training=None):
+        batch = ops.shape(token_ids)[0]
+        if training and self.max_shift > 0:
+            k = keras.random.randint((batch,), 0, self.max_shift + 1,
+                                     seed=self.seed_generator)  # k_b ~ U{0..K}: (B,)
+            return ops.cast(k, "int32")
+        return ops.zeros((batch,), dtype="int32")  # (B,)
+
+    def compute_output_spec(self, token_ids, training=None):
+        return keras.KerasTensor((token_ids.shape[0],), dtype="int32")
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(max_shift=self.max_shift, seed=self.seed)
         return config

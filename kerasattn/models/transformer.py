@@ -10,6 +10,7 @@ import dataclasses
 
 import keras
 
+from kerasattn.layers import RandomPositionShift
 from kerasattn.models.common import ModelConfig, SourcePaddingMask, finish_model, model_inputs
 from kerasattn.models.encoders import transformer_encoder
 from kerasattn.models.registry import register_model
@@ -28,6 +29,10 @@ class TransformerConfig(ModelConfig):
         num_decoder_layers: decoder blocks.
         dropout: dropout after positional encoding, on attention weights and sublayers.
         max_length: longest source / target the positional encoding covers.
+        max_position_shift: `K` of `RandomPositionShift`: during training every sentence
+            starts at a random position in `0..K`, the same in encoder and decoder
+            (SHAPE), so test sentences longer than the training ones are not the first
+            to use the high positions. 0 = the paper's positions from 0.
     """
 
     d_model: int = 128
@@ -37,6 +42,7 @@ class TransformerConfig(ModelConfig):
     num_decoder_layers: int = 2
     dropout: float = 0.1
     max_length: int = 256
+    max_position_shift: int = 32
 
 
 @register_model("transformer", TransformerConfig, TransformerDecoderAdapter)
@@ -44,10 +50,14 @@ def build_transformer(config: TransformerConfig, src_vocab_size: int,
                       tgt_vocab_size: int) -> keras.Model:
     src, tgt = model_inputs()
     src_mask = SourcePaddingMask(name="source_mask")(src)  # (B, S)
+    shift = RandomPositionShift(config.max_position_shift,
+                                name="position_shift")(src)  # k_b: (B,), 0 at inference
     h_enc = transformer_encoder(src, src_mask, src_vocab_size, config.d_model,
                                 config.num_encoder_layers, config.num_heads, config.d_ff,
-                                dropout=config.dropout, max_length=config.max_length)
+                                dropout=config.dropout, max_length=config.max_length,
+                                position_shift=shift)
     logits = transformer_decoder(tgt, h_enc, src_mask, tgt_vocab_size, config.d_model,
                                  config.num_decoder_layers, config.num_heads, config.d_ff,
-                                 dropout=config.dropout, max_length=config.max_length)
+                                 dropout=config.dropout, max_length=config.max_length,
+                                 position_shift=shift)
     return finish_model("transformer", src, tgt, logits)

@@ -24,7 +24,7 @@ from kerasattn.models.common import IncrementalDecoder
 
 
 def transformer_decoder(tgt, h_enc, src_mask, vocab_size, d_model, num_layers, num_heads,
-                        d_ff, dropout=0.0, max_length=512):
+                        d_ff, dropout=0.0, max_length=512, position_shift=None):
     """Functional builder of the decoder stack.
 
     Args:
@@ -32,13 +32,16 @@ def transformer_decoder(tgt, h_enc, src_mask, vocab_size, d_model, num_layers, n
         h_enc: encoder memory `(B, S, d_enc)`; src_mask: bool `(B, S)`.
         vocab_size: target vocabulary `V`; d_model, num_layers, num_heads, d_ff, dropout:
             as in the paper; max_length: longest target the positional table covers.
+        position_shift: optional int `(B,)` start positions during training (the output
+            of a `RandomPositionShift`); None = positions from 0.
 
     Returns:
         logits `(B, T, V)`.
     """
     x = keras.layers.Embedding(vocab_size, d_model, name="tgt_embedding")(tgt)
     x = PositionalEncoding(max_length=max_length, dropout=dropout, scale_inputs=True,
-                           name="tgt_positional_encoding")(x)  # sqrt(d) X + PE[0..T-1]
+                           name="tgt_positional_encoding")(
+        x, start_index=0 if position_shift is None else position_shift)  # sqrt(d) X + PE[k..k+T-1]
     for i in range(num_layers):
         x = TransformerDecoderBlock(d_model, num_heads, d_ff, dropout=dropout,
                                     name=f"decoder_block_{i}")(

@@ -17,6 +17,7 @@ import dataclasses
 
 import keras
 
+from kerasattn.layers import RandomPositionShift
 from kerasattn.models.common import ModelConfig, SourcePaddingMask, finish_model, model_inputs
 from kerasattn.models.encoders import bigru_encoder
 from kerasattn.models.registry import register_model
@@ -36,6 +37,10 @@ class TransformerDecoderOnGRUConfig(ModelConfig):
         num_decoder_layers: Transformer decoder blocks `N`.
         dropout: dropout on embeddings, attention weights and sublayer outputs.
         max_length: longest target the positional encoding covers.
+        max_position_shift: `K` of `RandomPositionShift`: during training every target
+            starts at a random position in `0..K` (SHAPE), so test sentences longer than
+            the training ones are not the first to use the high positions. 0 = the
+            paper's positions from 0.
     """
 
     embed_dim: int = 64
@@ -46,6 +51,7 @@ class TransformerDecoderOnGRUConfig(ModelConfig):
     num_decoder_layers: int = 2
     dropout: float = 0.1
     max_length: int = 256
+    max_position_shift: int = 32
 
 
 @register_model("transformer_decoder_on_gru", TransformerDecoderOnGRUConfig,
@@ -58,7 +64,10 @@ def build_transformer_decoder_on_gru(config: TransformerDecoderOnGRUConfig,
                              config.d_model // 2, dropout=config.dropout,
                              num_blocks=config.num_encoder_blocks,
                              num_heads=config.num_heads, d_ff=config.d_ff)  # (B, S, d)
+    shift = RandomPositionShift(config.max_position_shift,
+                                name="position_shift")(tgt)  # k_b: (B,), 0 at inference
     logits = transformer_decoder(tgt, h_enc, src_mask, tgt_vocab_size, config.d_model,
                                  config.num_decoder_layers, config.num_heads, config.d_ff,
-                                 dropout=config.dropout, max_length=config.max_length)
+                                 dropout=config.dropout, max_length=config.max_length,
+                                 position_shift=shift)
     return finish_model("transformer_decoder_on_gru", src, tgt, logits)
