@@ -322,7 +322,7 @@ def test_multi_head_attend_step_matches_reference():
     layer = MultiHeadCross(2, D)
     layer(QUERY, MEMORY)  # build
     kv = layer.project_memory(MEMORY)
-    assert tuple(kv.shape) == (B, 2, 2, T_K, D // 2)
+    assert [tuple(x.shape) for x in kv] == [(B, 2, T_K, D // 2)] * 2  # (K, V): (B, h, S, d_h)
     for i in range(T_Q):
         ctx, w = layer.attend_step(QUERY[:, i], kv, memory_mask=MEM_MASK)
         r_out, r_w = _mha_reference(layer, QUERY[:, i:i + 1], MEMORY, value_mask=MEM_MASK)
@@ -330,6 +330,8 @@ def test_multi_head_attend_step_matches_reference():
         np.testing.assert_allclose(to_numpy(w), r_w[:, :, 0], atol=ATOL)
     with pytest.raises(ValueError, match=r"`query`.*rank 2.*\(2, 3, 8\)"):
         layer.attend_step(QUERY, kv)
+    with pytest.raises(ValueError, match=r"`memory_kv`.*pair \(K, V\).*received ndarray"):
+        layer.attend_step(QUERY[:, 0], np.zeros((B, 2, 2, T_K, D // 2), "float32"))
 
 
 def test_multi_head_errors():

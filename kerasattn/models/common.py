@@ -136,12 +136,12 @@ class IncrementalDecoder(abc.ABC):
     @staticmethod
     def repeat(state: dict, k: int) -> dict:
         """Clone every batch row ``k`` times (row b -> rows b*k .. b*k+k-1), for beams."""
-        return {name: ops.repeat(x, k, axis=0) for name, x in state.items()}
+        return keras.tree.map_structure(lambda x: ops.repeat(x, k, axis=0), state)
 
     @staticmethod
     def reorder(state: dict, indices) -> dict:
         """Gather batch rows: beam `i` continues from row `indices[i]`."""
-        return {name: ops.take(x, indices, axis=0) for name, x in state.items()}
+        return keras.tree.map_structure(lambda x: ops.take(x, indices, axis=0), state)
 
     def embed(self, token):
         """Target embedding of one token per row: `(B,)` -> `(B, 1, E)`."""
