@@ -33,6 +33,10 @@
 # Each pair of dimensions is a clock with its own period, from $2\pi$ to $10000 \cdot 2\pi$;
 # the position is the reading of all the clocks, and $\mathrm{PE}_{pos+k}$ is a fixed linear
 # function (a rotation) of $\mathrm{PE}_{pos}$, which makes relative offsets easy to learn.
+# Easy to learn is not the same as learned: a decoder that always counted from 0 in
+# training has never seen the positions of a test sentence longer than its training
+# sentences. So in training each target here starts at a random position $k \le 32$
+# (`RandomPositionShift`, SHAPE; $k = 0$ at inference): lesson 05 measures what it buys.
 #
 # **Teaching points from the notes.**
 # - *Parallel decoding during training.* With teacher forcing and the causal mask, all

@@ -27,6 +27,10 @@ def test_bad_arguments_raise_clear_errors():
         build_model("transformer", 10, 10, d_modle=32)
     with pytest.raises(ValueError, match="d_model.*multiple of `num_heads`.*d_model=30"):
         build_model("transformer", 10, 10, d_model=30, num_heads=4)
+    for name in ("transformer", "transformer_decoder_on_gru"):
+        with pytest.raises(ValueError, match=r"max_position_shift.*max_length=16.*"
+                                             r"received max_position_shift=16"):
+            build_model(name, 10, 10, max_length=16, max_position_shift=16)
     with pytest.raises(ValueError, match="dropout.*received dropout=1.5"):
         build_model("bahdanau", 10, 10, dropout=1.5)
     with pytest.raises(ValueError, match="tgt_vocab_size.*received tgt_vocab_size=2"):

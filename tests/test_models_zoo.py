@@ -33,9 +33,11 @@ TINY = {
                                    num_encoder_blocks=1, units=32, dropout=0.0),
     "transformer_decoder_on_gru": dict(embed_dim=16, d_model=32, num_heads=2, d_ff=32,
                                        num_encoder_blocks=1, num_decoder_layers=2,
-                                       dropout=0.0, max_length=16),
+                                       dropout=0.0, max_length=16,
+                                       max_position_shift=4),
     "transformer": dict(d_model=32, num_heads=2, d_ff=32, num_encoder_layers=1,
-                        num_decoder_layers=2, dropout=0.0, max_length=16),
+                        num_decoder_layers=2, dropout=0.0, max_length=16,
+                        max_position_shift=4),
 }
 STEPS = 100
 

@@ -19,8 +19,23 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from kerasattn.layers import PositionalEncoding, TransformerDecoderBlock
+from kerasattn.layers import PositionalEncoding, RandomPositionShift, TransformerDecoderBlock
 from kerasattn.models.common import IncrementalDecoder
+
+
+def position_shift(ids, max_position_shift, max_length):
+    """SHAPE offsets `(B,)` for a model's positional encodings (0 at inference).
+
+    Raises a ValueError unless `0 <= max_position_shift < max_length`: shifted positions
+    `k .. k + T - 1` must stay inside the positional table.
+    """
+    if not 0 <= max_position_shift < max_length:
+        raise ValueError(
+            f"`max_position_shift` must be in [0, max_length={max_length}) so that shifted "
+            f"positions stay in the positional table (which must also cover the longest "
+            f"sentence on top of the shift); received max_position_shift="
+            f"{max_position_shift}.")
+    return RandomPositionShift(max_position_shift, name="position_shift")(ids)  # k_b: (B,)
 
 
 def transformer_decoder(tgt, h_enc, src_mask, vocab_size, d_model, num_layers, num_heads,
