@@ -418,6 +418,7 @@ def _beam(model, src, k, max_length, alpha, length_penalty_kind, cache,
                     finished[b].append(hypothesis(b, beam, steps_run, beam_logp[b, beam],
                                                   ended=False))
         finished[b].sort(key=lambda h: -h.score)
+        del finished[b][k:]  # still the k best: finished ones and live beams together
 
     best = [hyps[0] for hyps in finished]
     n_out = max(len(h.tokens) for h in best)
