@@ -227,11 +227,17 @@ class MultiHeadCross(keras.layers.Layer):
         check_rank(self.name, "memory_kv[0]", k, (4,), "(B, h, S, d_h)")
         q = self.query_dense(query[:, None, :])[:, 0]  # q_i: (B, h, d_h)
         scale = ops.cast(1.0 / (self.d_h ** 0.5), q.dtype)
-        scores = ops.einsum("bhd,bhsd->bhs", q, k) * scale  # q_i K_i^T / sqrt(d_h): (B,h,S)
+        # Same math, two spellings: einsum is faster in TensorFlow's loop (96 vs 103-130 ms
+        # per bahdanau_multihead training step), broadcast products in eager torch (163 vs
+        # 202 ms), equal on JAX (B=64, T=24).
+        einsum = keras.backend.backend() != "torch"
+        scores = (ops.einsum("bhd,bhsd->bhs", q, k) if einsum
+                  else ops.sum(q[:, :, None, :] * k, axis=-1)) * scale  # q_i K_i^T/sqrt(d_h): (B,h,S)
         mask = None if memory_mask is None else memory_mask[:, None, :]  # (B, 1, S)
         weights = masked_softmax(scores, mask)  # (B, h, S)
         dropped = self.dropout_layer(weights, training=training)
-        heads = ops.einsum("bhs,bhsd->bhd", dropped, v)  # head_i = alpha_i V_i: (B, h, d_h)
+        heads = (ops.einsum("bhs,bhsd->bhd", dropped, v) if einsum
+                 else ops.sum(dropped[..., None] * v, axis=2))  # head_i = alpha_i V_i: (B,h,d_h)
         context = self.output_dense(heads[:, None])[:, 0]  # [head_1..h] W_o: (B, d_model)
         return context, weights
 
