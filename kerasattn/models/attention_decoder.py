@@ -102,8 +102,8 @@ class AttentionGRUDecoder(keras.layers.Layer):
         """Per-sentence work done once, outside the recurrence.
 
         Additive: `W_k h_j` `(B, S, units)`; multi-head: the projected keys and values
-        `(K, V)`, each `(B, h, S, d_h)`. Neither depends on `s_{t-1}`, so recomputing them at every
-        step (what a Python loop on torch would do) only wastes time.
+        `(K, V)`, each `(B, h, S, d_h)`. Neither depends on `s_{t-1}`, so recomputing them
+        at every step (what a Python loop on torch would do) only wastes time.
         """
         # additive: W_k h (B, S, units); multi-head: (K, V) = h_enc W_{k,v}, (B, h, S, d_h) each
         return self.attention.project_memory(memory)

@@ -49,15 +49,15 @@ def bigru_encoder(src, src_mask, vocab_size, embed_dim, units, dropout=0.0,
 
 
 def transformer_encoder(src, src_mask, vocab_size, d_model, num_layers, num_heads, d_ff,
-                        dropout=0.0, max_length=512, position_shift=None):
+                        dropout=0.0, max_length=512, position_shift=0):
     """Transformer encoder: `H = Block_N(... Block_1(PE(Embed(src))))`.
 
     Args:
         src: source ids `(B, S)`; src_mask: bool `(B, S)`.
         vocab_size, d_model, num_layers, num_heads, d_ff, dropout: as in the paper.
         max_length: longest source the positional table covers.
-        position_shift: optional int `(B,)` start positions during training (the output
-            of a `RandomPositionShift`); None = positions from 0.
+        position_shift: start positions, 0 or int `(B,)` (the output of
+            `random_position_shift`: random in training, 0 at inference).
 
     Returns:
         `h_enc` `(B, S, d_model)`.
@@ -65,7 +65,7 @@ def transformer_encoder(src, src_mask, vocab_size, d_model, num_layers, num_head
     x = keras.layers.Embedding(vocab_size, d_model, name="src_embedding")(src)
     x = PositionalEncoding(max_length=max_length, dropout=dropout, scale_inputs=True,
                            name="src_positional_encoding")(
-        x, start_index=0 if position_shift is None else position_shift)  # sqrt(d) X + PE
+        x, start_index=position_shift)  # sqrt(d) X + PE[k..k+S-1]
     for i in range(num_layers):
         x = TransformerEncoderBlock(d_model, num_heads, d_ff, dropout=dropout,
                                     name=f"encoder_block_{i}")(x, padding_mask=src_mask)

@@ -13,8 +13,8 @@ import keras
 from kerasattn.models.common import ModelConfig, SourcePaddingMask, finish_model, model_inputs
 from kerasattn.models.encoders import transformer_encoder
 from kerasattn.models.registry import register_model
-from kerasattn.models.transformer_decoder import (TransformerDecoderAdapter, position_shift,
-                                                   transformer_decoder)
+from kerasattn.models.transformer_decoder import (TransformerDecoderAdapter,
+                                                   random_position_shift, transformer_decoder)
 
 
 @dataclasses.dataclass
@@ -50,8 +50,8 @@ def build_transformer(config: TransformerConfig, src_vocab_size: int,
                       tgt_vocab_size: int) -> keras.Model:
     src, tgt = model_inputs()
     src_mask = SourcePaddingMask(name="source_mask")(src)  # (B, S)
-    shift = position_shift(src, config.max_position_shift,
-                           config.max_length)  # k_b: (B,), 0 at inference
+    shift = random_position_shift(src, config.max_position_shift,
+                                  config.max_length)  # k_b: (B,), 0 at inference
     h_enc = transformer_encoder(src, src_mask, src_vocab_size, config.d_model,
                                 config.num_encoder_layers, config.num_heads, config.d_ff,
                                 dropout=config.dropout, max_length=config.max_length,

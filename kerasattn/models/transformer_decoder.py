@@ -23,7 +23,7 @@ from kerasattn.layers import PositionalEncoding, RandomPositionShift, Transforme
 from kerasattn.models.common import IncrementalDecoder
 
 
-def position_shift(ids, max_position_shift, max_length):
+def random_position_shift(ids, max_position_shift, max_length):
     """SHAPE offsets `(B,)` for a model's positional encodings (0 at inference).
 
     Raises a ValueError unless `0 <= max_position_shift < max_length`: shifted positions
@@ -39,7 +39,7 @@ def position_shift(ids, max_position_shift, max_length):
 
 
 def transformer_decoder(tgt, h_enc, src_mask, vocab_size, d_model, num_layers, num_heads,
-                        d_ff, dropout=0.0, max_length=512, position_shift=None):
+                        d_ff, dropout=0.0, max_length=512, position_shift=0):
     """Functional builder of the decoder stack.
 
     Args:
@@ -47,8 +47,8 @@ def transformer_decoder(tgt, h_enc, src_mask, vocab_size, d_model, num_layers, n
         h_enc: encoder memory `(B, S, d_enc)`; src_mask: bool `(B, S)`.
         vocab_size: target vocabulary `V`; d_model, num_layers, num_heads, d_ff, dropout:
             as in the paper; max_length: longest target the positional table covers.
-        position_shift: optional int `(B,)` start positions during training (the output
-            of a `RandomPositionShift`); None = positions from 0.
+        position_shift: start positions, 0 or int `(B,)` (the output of
+            `random_position_shift`: random in training, 0 at inference).
 
     Returns:
         logits `(B, T, V)`.
@@ -56,7 +56,7 @@ def transformer_decoder(tgt, h_enc, src_mask, vocab_size, d_model, num_layers, n
     x = keras.layers.Embedding(vocab_size, d_model, name="tgt_embedding")(tgt)
     x = PositionalEncoding(max_length=max_length, dropout=dropout, scale_inputs=True,
                            name="tgt_positional_encoding")(
-        x, start_index=0 if position_shift is None else position_shift)  # sqrt(d) X + PE[k..k+T-1]
+        x, start_index=position_shift)  # sqrt(d) X + PE[k..k+T-1]
     for i in range(num_layers):
         x = TransformerDecoderBlock(d_model, num_heads, d_ff, dropout=dropout,
                                     name=f"decoder_block_{i}")(

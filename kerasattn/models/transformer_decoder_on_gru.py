@@ -20,8 +20,8 @@ import keras
 from kerasattn.models.common import ModelConfig, SourcePaddingMask, finish_model, model_inputs
 from kerasattn.models.encoders import bigru_encoder
 from kerasattn.models.registry import register_model
-from kerasattn.models.transformer_decoder import (TransformerDecoderAdapter, position_shift,
-                                                   transformer_decoder)
+from kerasattn.models.transformer_decoder import (TransformerDecoderAdapter,
+                                                   random_position_shift, transformer_decoder)
 
 
 @dataclasses.dataclass
@@ -64,8 +64,8 @@ def build_transformer_decoder_on_gru(config: TransformerDecoderOnGRUConfig,
                              config.d_model // 2, dropout=config.dropout,
                              num_blocks=config.num_encoder_blocks,
                              num_heads=config.num_heads, d_ff=config.d_ff)  # (B, S, d)
-    shift = position_shift(tgt, config.max_position_shift,
-                           config.max_length)  # k_b: (B,), 0 at inference
+    shift = random_position_shift(tgt, config.max_position_shift,
+                                  config.max_length)  # k_b: (B,), 0 at inference
     logits = transformer_decoder(tgt, h_enc, src_mask, tgt_vocab_size, config.d_model,
                                  config.num_decoder_layers, config.num_heads, config.d_ff,
                                  dropout=config.dropout, max_length=config.max_length,
