@@ -62,7 +62,8 @@ def test_warmup_schedule_drives_the_optimizer():
 
 
 def test_validation_uses_the_training_masks_and_padding_is_ignored():
-    """Frozen weights (lr ~ 0), the kit's Transformer with dropout 0: the training step's
+    """Frozen weights (lr ~ 0), the kit's Transformer without its two training-only
+    randomisations (dropout 0, ``max_position_shift=0``): the training step's
     loss on ``data`` equals the validation loss on the same pairs with extra all-pad
     source and target columns, and a manual masked loss of ``model(x, training=False)``.
     The model derives its causal and padding masks from the token ids, so a mask that
@@ -74,7 +75,8 @@ def test_validation_uses_the_training_masks_and_padding_is_ignored():
     padded = {k: np.pad(v, ((0, 0), (0, 3))) for k, v in data.items()}
     keras.utils.set_random_seed(7)
     model = build_model("transformer", 12, 12, d_model=16, num_heads=2, d_ff=16,
-                        num_encoder_layers=1, num_decoder_layers=1, dropout=0.0)
+                        num_encoder_layers=1, num_decoder_layers=1, dropout=0.0,
+                        max_position_shift=0)
     r = training.train(model, data, padded, epochs=1, batch_size=8, learning_rate=1e-12,
                        weight_decay=0.0, label_smoothing=0.1, early_stopping_patience=None)
     np.testing.assert_allclose(r.history["loss"][0], r.history["val_loss"][0], rtol=1e-5)
