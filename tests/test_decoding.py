@@ -11,6 +11,7 @@ from test_models_zoo import (BOS, EOS, SOURCES, _torch_threads, arrays,  # noqa:
 from kerasattn.decoding import (Stepper, beam_search, greedy_decode, length_penalty,
                                 log_softmax, translate)
 from kerasattn.backend_utils import resolve_compile
+from kerasattn.decoding.search import greedy_loop
 
 MAX_LEN = 8
 
@@ -79,6 +80,39 @@ def test_compiled_step_equals_eager_step():
     assert resolve_compile(True) == (keras.backend.backend() != "torch")
     np.testing.assert_array_equal(compiled.tokens, eager.tokens)
     np.testing.assert_allclose(compiled.step_logits, eager.step_logits, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["bahdanau", "decoder_self_attention", "transformer"])
+def test_whole_loop_greedy_equals_the_step_by_step_loop(name):
+    """`greedy_loop` (the encoder, every step and the argmax in one `ops.while_loop`,
+    compiled on JAX / TensorFlow, eager on torch) against the NumPy-driven loop of eager
+    steps: same ids, lengths, log-probabilities and attention; `stop_at_eos=False` runs
+    every step, and rows that ended keep their length."""
+    model, _, _ = trained(name)
+    enc = arrays()["encoder_inputs"]
+    reference = greedy_decode(model, enc, max_length=MAX_LEN, compile=False,
+                              return_logits=True)
+    out = greedy_loop(model, MAX_LEN, return_logits=True)(enc)
+    n = int(out["lengths"].max())
+    np.testing.assert_array_equal(out["lengths"], reference.lengths)
+    np.testing.assert_array_equal(out["finished"], reference.finished)
+    for b, length in enumerate(reference.lengths):
+        np.testing.assert_array_equal(out["tokens"][b, :length],
+                                      reference.tokens[b, :length])
+    log_probs = [out["token_log_probs"][b, :length].astype(np.float64).sum()
+                 for b, length in enumerate(reference.lengths)]
+    np.testing.assert_allclose(log_probs, reference.log_probs, atol=1e-5)
+    np.testing.assert_allclose(out["logits"][:, :n], reference.step_logits, atol=1e-5)
+    assert set(out["attention"]) == set(reference.attention)
+    for key, a in out["attention"].items():
+        a = a[:, :n, ..., :n] if key == "self" else a[:, :n]
+        np.testing.assert_allclose(a, reference.attention[key], atol=1e-5)
+
+    everything = greedy_loop(model, MAX_LEN, return_logits=True, stop_at_eos=False)(enc)
+    assert np.abs(everything["logits"][:, -1]).max() > 0.0  # the last step ran
+    np.testing.assert_array_equal(everything["lengths"], reference.lengths)
+    np.testing.assert_allclose(everything["logits"][:, :n], reference.step_logits,
+                               atol=1e-5)
 
 
 def test_beam_of_one_is_greedy(model_name):
