@@ -483,11 +483,13 @@ def translate_batch(model, sources: Sequence[str], src_vocab, tgt_vocab, beam: i
         idx = order[k:k + chunk]
         batch = [sources[i] for i in idx]
         longest = max(len(s.split()) for s in batch)
-        limit = max_length or int(1.5 * longest) + 5
+        # Output cap and source width rounded up to multiples of 16 and 8: each distinct
+        # (S, max_length) is one compilation of the decoding loop on JAX / TensorFlow.
+        limit = max_length or -(-(int(1.5 * longest) + 5) // 16) * 16
         out, result = decoding.translate(
             model, batch, src_vocab, tgt_vocab, method="greedy" if beam == 1 else "beam",
             beam_size=beam, max_length=limit, return_result=True, cache=cache,
-            compile=compile)
+            compile=compile, width_multiple=8)
         for j, i in enumerate(idx):
             texts[i] = out[j]
             if attention:

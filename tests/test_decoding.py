@@ -242,3 +242,7 @@ def test_translate_strings():
     texts, result = translate(model, sentences[:2], vocab, vocab, method="beam",
                               beam_size=3, return_result=True)
     assert texts == expected[:2] and "cross" in result.attention
+    # A wider, masked source (fewer compiled shapes) translates the same.
+    texts, result = translate(model, sentences, vocab, vocab, width_multiple=8,
+                              return_result=True)
+    assert texts == expected and result.attention["cross"].shape[-1] == 8

@@ -383,6 +383,7 @@ def keras_tree_to_numpy(tree):
 
 def _greedy_loop_fn(model, adapter, max_length, return_logits, stop_at_eos):
     """The traced function behind :func:`greedy_loop` (`adapter` None = uncached)."""
+    vocab_size = model.outputs[0].shape[-1]  # V
 
     def uncached_step(src):
         def step(token, state, t):
@@ -397,9 +398,10 @@ def _greedy_loop_fn(model, adapter, max_length, return_logits, stop_at_eos):
         batch = ops.shape(src)[0]
         if adapter is not None:
             state, step = adapter.encode(src, max_length), adapter.step
+            attention_shapes = adapter.attention_shapes(state, max_length)  # (L, h, K)
         else:
             state = {"buffer": ops.zeros((batch, max_length), "int32")}
-            step = uncached_step(src)
+            step, attention_shapes = uncached_step(src), {}
 
         def record(t, logits, attention, out):
             """Greedy choice at step t, written into the (B, T_max, ...) buffers."""
@@ -411,7 +413,7 @@ def _greedy_loop_fn(model, adapter, max_length, return_logits, stop_at_eos):
             new = dict(out)
             new["tokens"] = out["tokens"] * (1 - at_t) + token[:, None] * at_t
             new["token_log_probs"] = out["token_log_probs"] + ops.cast(
-                at_t, log_p.dtype) * log_p[:, None]
+                at_t, "float32") * ops.cast(log_p, "float32")[:, None]
             new["lengths"] = out["lengths"] + ops.cast(active, "int32")
             new["finished"] = ops.logical_or(out["finished"], ops.logical_and(
                 active, ops.equal(token, EOS_ID)))
@@ -421,24 +423,20 @@ def _greedy_loop_fn(model, adapter, max_length, return_logits, stop_at_eos):
                                        ops.cast(a, out["attention"][name].dtype)[:, None])
                 for name, a in attention.items()}
             if return_logits:
-                new["logits"] = ops.slice_update(out["logits"], (0, t, 0), logits[:, None])
+                new["logits"] = ops.slice_update(out["logits"], (0, t, 0),
+                                                 ops.cast(logits, "float32")[:, None])
             return token, new
 
-        # Step 0 outside the loop: its outputs give the buffers' shapes (attention sizes
-        # differ per model), so no adapter has to declare them.
-        t0 = ops.convert_to_tensor(0, "int32")
-        bos = ops.full((batch,), BOS_ID, dtype="int32")
-        logits, state, attention = step(bos, state, t0)
-        out = {"tokens": ops.zeros((batch, max_length), "int32"),
-               "token_log_probs": ops.zeros((batch, max_length), logits.dtype),
+        out = {"tokens": ops.zeros((batch, max_length), "int32"),  # y_0 .. y_{T_max-1}
+               "token_log_probs": ops.zeros((batch, max_length), "float32"),
                "lengths": ops.zeros((batch,), "int32"),
                "finished": ops.zeros((batch,), "bool"),
-               "attention": {name: ops.zeros((batch, max_length) + tuple(ops.shape(a)[1:]),
-                                             a.dtype) for name, a in attention.items()}}
+               "attention": {name: ops.zeros((batch, max_length) + tuple(shape), "float32")
+                             for name, shape in attention_shapes.items()}}
         if return_logits:
-            out["logits"] = ops.zeros((batch, max_length, ops.shape(logits)[-1]),
-                                      logits.dtype)
-        token, out = record(t0, logits, attention, out)
+            out["logits"] = ops.zeros((batch, max_length, vocab_size), "float32")
+        t0 = ops.convert_to_tensor(0, "int32")
+        bos = ops.full((batch,), BOS_ID, dtype="int32")
 
         def cond(t, token, state, out):
             more = t < max_length
@@ -451,7 +449,7 @@ def _greedy_loop_fn(model, adapter, max_length, return_logits, stop_at_eos):
             token, out = record(t, logits, attention, out)
             return t + 1, token, state, out
 
-        _, _, _, out = ops.while_loop(cond, body, (t0 + 1, token, state, out))
+        _, _, _, out = ops.while_loop(cond, body, (t0, bos, state, out))
         return out
 
     return fn
@@ -600,7 +598,7 @@ def _beam(model, src, k, max_length, alpha, length_penalty_kind, cache,
 
 def translate(model, sentences, src_vocab, tgt_vocab, *, method: str = "greedy",
               beam_size: int = 4, max_length: int = 50, alpha: float = 0.6,
-              return_result: bool = False, **kwargs):
+              return_result: bool = False, width_multiple: int = 1, **kwargs):
     """Translate normalised source sentences to target text.
 
     Args:
@@ -610,6 +608,9 @@ def translate(model, sentences, src_vocab, tgt_vocab, *, method: str = "greedy",
         method: "greedy" or "beam".
         beam_size, max_length, alpha: search settings; ``**kwargs`` go to the search.
         return_result: also return the :class:`DecodeResult` (attention for plots).
+        width_multiple: pad the source batch to a width that is a multiple of this (the
+            padding is masked, so the translations do not change; fewer distinct shapes
+            mean fewer compilations on JAX / TensorFlow).
 
     Returns:
         A list of target strings (special tokens removed), or ``(texts, result)``.
@@ -622,7 +623,9 @@ def translate(model, sentences, src_vocab, tgt_vocab, *, method: str = "greedy",
     if not ids or min(len(i) for i in ids) == 0:
         raise ValueError("`sentences` must be a non-empty list of non-empty strings; "
                          f"received {sentences!r}.")
-    src = np.zeros((len(ids), max(len(i) for i in ids)), dtype=np.int32)
+    width = max(len(i) for i in ids)
+    width = -(-width // max(1, int(width_multiple))) * max(1, int(width_multiple))
+    src = np.zeros((len(ids), width), dtype=np.int32)
     for row, i in enumerate(ids):
         src[row, :len(i)] = i
     if method == "greedy":

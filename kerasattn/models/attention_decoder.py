@@ -202,3 +202,6 @@ class RecurrentAttentionDecoder(IncrementalDecoder):
         o_t = ops.concatenate([s_t, ops.cast(c_t, s_t.dtype)], axis=-1)  # [s_t; c_t]
         logits = self.output_projection(o_t)  # (B, V)
         return logits, dict(state, s=s_t), {"cross": weights[:, None]}  # (B, 1, h, S)
+
+    def attention_shapes(self, state, max_length):
+        return {"cross": (1, self.decoder.num_heads, ops.shape(state["memory"])[1])}

@@ -133,6 +133,12 @@ class IncrementalDecoder(abc.ABC):
     def step(self, token, state: dict, t):
         """One decoding step: `(B,)` tokens at position `t` -> `(logits, state, attention)`."""
 
+    @abc.abstractmethod
+    def attention_shapes(self, state: dict, max_length: int) -> dict:
+        """The `(L, h, K)` of each attention tensor :meth:`step` returns (a batch row's
+        shape), e.g. ``{"cross": (L, h, S)}``; ``{}`` without attention. Lets a compiled
+        loop allocate its `(B, T_max, L, h, K)` buffers before the first step."""
+
     @staticmethod
     def repeat(state: dict, k: int) -> dict:
         """Clone every batch row ``k`` times (row b -> rows b*k .. b*k+k-1), for beams."""

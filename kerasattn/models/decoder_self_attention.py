@@ -86,6 +86,11 @@ class DecoderSelfAttentionAdapter(IncrementalDecoder):
                      "cross": w2[:, None, :, 0, :]}  # (B, 1, h, S)
         return logits, dict(state, s=s_t, self_cache=cache), attention
 
+    def attention_shapes(self, state, max_length):
+        return {"self": (1, self.self_attention.num_heads, max_length),
+                "cross": (1, self.cross_attention.num_heads,
+                          ops.shape(state["memory"])[1])}
+
 
 @register_model("decoder_self_attention", DecoderSelfAttentionConfig,
                 DecoderSelfAttentionAdapter)

@@ -53,6 +53,9 @@ class Seq2SeqDecoder(IncrementalDecoder):
         s_t, _ = self.cell(x, [state["s"]])  # s_t = GRU(x, s_{t-1})
         return self.output_projection(s_t), dict(state, s=s_t), {}  # no attention
 
+    def attention_shapes(self, state, max_length):
+        return {}
+
 
 @register_model("seq2seq", Seq2SeqConfig, Seq2SeqDecoder)
 def build_seq2seq(config: Seq2SeqConfig, src_vocab_size: int,

@@ -127,3 +127,8 @@ class TransformerDecoderAdapter(IncrementalDecoder):
         attention = {"self": ops.stack(self_w, axis=1),  # (B, L, h, T_max)
                      "cross": ops.stack(cross_w, axis=1)}  # (B, L, h, S)
         return logits, new_state, attention
+
+    def attention_shapes(self, state, max_length):
+        layers, heads = len(self.blocks), self.blocks[0].self_attention.num_heads
+        return {"self": (layers, heads, max_length),
+                "cross": (layers, heads, ops.shape(state["memory"])[1])}
