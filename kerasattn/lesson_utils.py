@@ -1069,7 +1069,9 @@ def compare_decoding(lesson: Lesson, trained: Trained, n_sentences: int = 8, bea
     for label, kwargs in (("greedy, K/V cache", dict(beam=1, cache=True, **cap)),
                           ("greedy, no cache", dict(beam=1, cache=False, **cap)),
                           (f"beam {beam}, cache", dict(beam=beam, cache=True, **cap))):
-        translate_batch(trained.model, srcs[:1], d.src_vocab, d.tgt_vocab, **kwargs)
+        # Warm-up on the same batch: compilation (JAX / TensorFlow: one per batch shape)
+        # is not part of the comparison.
+        translate_batch(trained.model, srcs, d.src_vocab, d.tgt_vocab, **kwargs)
         start = time.perf_counter()
         hyps, _ = translate_batch(trained.model, srcs, d.src_vocab, d.tgt_vocab, **kwargs)
         seconds = time.perf_counter() - start
