@@ -246,3 +246,5 @@ def test_translate_strings():
     texts, result = translate(model, sentences, vocab, vocab, width_multiple=8,
                               return_result=True)
     assert texts == expected and result.attention["cross"].shape[-1] == 8
+    with pytest.raises(ValueError, match="width_multiple.*received width_multiple=0"):
+        translate(model, sentences, vocab, vocab, width_multiple=0)

@@ -33,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import weakref
 
+import keras
 import numpy as np
 from keras import ops
 
@@ -254,7 +255,8 @@ def greedy_decode(model, src, max_length: int = 50, *, cache: bool = True,
         src: source ids `(B, S)`, padded with 0.
         max_length: the most output tokens per row (`<eos>` included).
         cache: incremental decoding (True) or re-running the model on the prefix (False).
-        compile: "auto", True or False (see :mod:`kerasattn.backend_utils`).
+        compile: "auto", True or False (see :mod:`kerasattn.backend_utils`); compiled, the
+            whole search runs in one call (:func:`greedy_loop`).
         return_logits: keep every step's logits in ``step_logits``.
         alpha, length_penalty_kind: only used to fill ``scores`` comparably with beam
             search.
@@ -329,13 +331,14 @@ def _greedy_result(out: dict, alpha, length_penalty_kind) -> DecodeResult:
 
 def greedy_loop(model, max_length: int, *, cache: bool = True, return_logits: bool = False,
                 stop_at_eos: bool = True):
-    """The whole greedy search as one compiled function (JAX / TensorFlow).
+    """The whole greedy search as one function, compiled on JAX / TensorFlow.
 
     The Python loop of :func:`greedy_decode` pays a host round trip per token (dispatch,
     device-to-host copy of the logits, argmax in NumPy): 0.7 ms (JAX) to 2 ms (TensorFlow)
     per step, as much as the cached step's arithmetic at batch 1. Here the encoder, every
     step and the argmax run inside one ``ops.while_loop`` that is compiled once (jax.jit /
-    tf.function) per source shape, and only the finished outputs come back.
+    tf.function) per source shape, and only the finished outputs come back. (On torch the
+    same function runs eagerly; :func:`greedy_decode` keeps its NumPy loop there.)
 
     ``log p(y_t)`` of the argmax token is ``-log sum_v exp(z_v - max z)`` (its own logit is
     the max), summed in float64 on the host, so scores match the NumPy path.
@@ -370,15 +373,8 @@ def greedy_loop(model, max_length: int, *, cache: bool = True, return_logits: bo
 
     def run(src):
         out = compiled(ops.convert_to_tensor(np.asarray(src, np.int32), "int32"))
-        return keras_tree_to_numpy(out)
+        return keras.tree.map_structure(lambda x: np.asarray(ops.convert_to_numpy(x)), out)
     return run
-
-
-def keras_tree_to_numpy(tree):
-    """A (nested) dict of tensors -> the same dict of NumPy arrays."""
-    if isinstance(tree, dict):
-        return {k: keras_tree_to_numpy(v) for k, v in tree.items()}
-    return np.asarray(ops.convert_to_numpy(tree))
 
 
 def _greedy_loop_fn(model, adapter, max_length, return_logits, stop_at_eos):
@@ -623,8 +619,11 @@ def translate(model, sentences, src_vocab, tgt_vocab, *, method: str = "greedy",
     if not ids or min(len(i) for i in ids) == 0:
         raise ValueError("`sentences` must be a non-empty list of non-empty strings; "
                          f"received {sentences!r}.")
-    width = max(len(i) for i in ids)
-    width = -(-width // max(1, int(width_multiple))) * max(1, int(width_multiple))
+    if isinstance(width_multiple, bool) or not isinstance(width_multiple, int) \
+            or width_multiple < 1:
+        raise ValueError(f"`width_multiple` must be an int >= 1; received "
+                         f"width_multiple={width_multiple!r}.")
+    width = -(-max(len(i) for i in ids) // width_multiple) * width_multiple  # round up
     src = np.zeros((len(ids), width), dtype=np.int32)
     for row, i in enumerate(ids):
         src[row, :len(i)] = i
