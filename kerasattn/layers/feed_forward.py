@@ -59,6 +59,10 @@ class PositionwiseFeedForward(keras.layers.Layer):
         hidden = self.dropout_layer(self.dense_1(x), training=training)  # act(xW1+b1)
         return self.dense_2(hidden)  # (B, T, d_model)
 
+    def decode_step(self, x):
+        """Inference fast path (no dropout, no nested layer call): `act(x W1 + b1) W2 + b2`."""
+        return self.dense_2.call(self.dense_1.call(x))  # (B, d_model)
+
     def compute_output_shape(self, input_shape):
         return input_shape
 

@@ -180,17 +180,29 @@ class MultiHeadCross(keras.layers.Layer):
             result += (cache,)
         return result[0] if len(result) == 1 else result
 
-    # -- one query per row against a memory projected once (recurrent decoders) -----------
+    # -- one query per row: recurrent decoders and incremental decoding ------------------
+    #
+    # The methods below are the same math as `call` for a single query position, written
+    # with the projection kernels directly (no nested `Layer.__call__`, no transposes of
+    # the memory, no mask algebra). They run once per time step inside a recurrence or a
+    # decoding loop, where Keras's per-call machinery costs more than the arithmetic:
+    # measured on eager torch, a transformer decoding step went from ~50 layer calls and
+    # 14 ms to (see docs/benchmarks_decoding.md, "Session 7"). Tested equal to `call`.
+
+    def _project(self, dense, x):
+        """`x W + b` per head for one position: `(B, d_in)` -> `(B, h, d_h)`."""
+        y = ops.einsum("bd,dhk->bhk", x, dense.kernel)  # x W^(i): (B, h, d_h)
+        return y if dense.bias is None else y + dense.bias  # + b^(i)
+
     def project_memory(self, memory):
         """Keys and values of a memory, projected once, head-major: `((B, h, S, d_h),) * 2`.
 
-        For :meth:`attend_step`: a recurrent decoder attends to the same `h_enc` at every
-        step, so `K = h_enc W_k` and `V = h_enc W_v` are computed (and laid out per head)
-        once per sentence instead of once per step. They stay two tensors, not one
-        stacked tensor: slicing a stacked tensor inside a TensorFlow loop makes every
-        step's gradient scatter into a zero tensor of the full stacked size (measured:
-        bahdanau_multihead training step 193 -> 91 ms on TensorFlow, B=64, T=24; torch
-        unchanged).
+        For :meth:`attend_step`: a decoder attends to the same `h_enc` at every step, so
+        `K = h_enc W_k` and `V = h_enc W_v` are computed (and laid out per head) once per
+        sentence instead of once per step. They stay two tensors, not one stacked tensor:
+        slicing a stacked tensor inside a TensorFlow loop makes every step's gradient
+        scatter into a zero tensor of the full stacked size (measured: bahdanau_multihead
+        training step 193 -> 91 ms on TensorFlow, B=64, T=24; torch unchanged).
 
         Args:
             memory: `(B, S, d_v)`.
@@ -202,18 +214,29 @@ class MultiHeadCross(keras.layers.Layer):
         v = ops.transpose(self.value_dense(memory), (0, 2, 1, 3))  # V: (B, h, S, d_h)
         return k, v
 
+    def init_cache(self, batch, max_length, dtype=None):
+        """An empty self-attention cache for :meth:`self_attend_step`.
+
+        Args:
+            batch: `B`; max_length: `T_max`, the most positions the cache holds.
+
+        Returns:
+            `(K, V)`, zeros, each `(B, h, T_max, d_h)`.
+        """
+        shape = (batch, self.num_heads, max_length, self.d_h)
+        dtype = dtype or self.compute_dtype
+        return ops.zeros(shape, dtype=dtype), ops.zeros(shape, dtype=dtype)
+
     def attend_step(self, query, memory_kv, memory_mask=None, training=None):
         """One query vector per row: the same math as ``call`` with a single query.
 
         `c = [head_1; ...; head_h] W_o + b_o` with `head_i = softmax(q_i K_i^T / sqrt(d_h))
-        V_i`, `q_i = query W_q^(i) + b_q^(i)`. Fewer operations than the general path
-        (no per-step transposes of the memory, no mask algebra), which matters inside a
-        recurrence, where every operation runs once per time step.
+        V_i`, `q_i = query W_q^(i) + b_q^(i)`.
 
         Args:
             query: `(B, d_q)`, e.g. the previous decoder state `s_{t-1}`.
             memory_kv: `(K, V)` from :meth:`project_memory`, each `(B, h, S, d_h)`.
-            memory_mask: optional bool `(B, S)`, True = real source token.
+            memory_mask: optional bool `(B, S)` (or `(1, S)`), True = real source token.
             training: enables dropout on the weights.
 
         Returns:
@@ -225,7 +248,7 @@ class MultiHeadCross(keras.layers.Layer):
                              f"project_memory; received {type(memory_kv).__name__}.")
         k, v = memory_kv  # (B, h, S, d_h) each
         check_rank(self.name, "memory_kv[0]", k, (4,), "(B, h, S, d_h)")
-        q = self.query_dense(query[:, None, :])[:, 0]  # q_i: (B, h, d_h)
+        q = self._project(self.query_dense, query)  # q_i: (B, h, d_h)
         scale = ops.cast(1.0 / (self.d_h ** 0.5), q.dtype)
         # Same math, two spellings: einsum is faster in TensorFlow's loop (96 vs 103-130 ms
         # per bahdanau_multihead training step), broadcast products in eager torch (163 vs
@@ -235,11 +258,44 @@ class MultiHeadCross(keras.layers.Layer):
                   else ops.sum(q[:, :, None, :] * k, axis=-1)) * scale  # q_i K_i^T/sqrt(d_h): (B,h,S)
         mask = None if memory_mask is None else memory_mask[:, None, :]  # (B, 1, S)
         weights = masked_softmax(scores, mask)  # (B, h, S)
-        dropped = self.dropout_layer(weights, training=training)
+        dropped = (self.dropout_layer(weights, training=training)
+                   if training and self.dropout > 0.0 else weights)
         heads = (ops.einsum("bhs,bhsd->bhd", dropped, v) if einsum
                  else ops.sum(dropped[..., None] * v, axis=2))  # head_i = alpha_i V_i: (B,h,d_h)
-        context = self.output_dense(heads[:, None])[:, 0]  # [head_1..h] W_o: (B, d_model)
+        context = ops.einsum("bhk,hkd->bd", heads,
+                             self.output_dense.kernel)  # [head_1..h] W_o: (B, d_model)
+        if self.output_dense.bias is not None:
+            context = context + self.output_dense.bias  # + b_o
         return context, weights
+
+    def self_attend_step(self, query, cache, index):
+        """Causal self-attention of the newest position `t` over a key/value cache.
+
+        The query's own key `k_t = x_t W_k + b_k` and value `v_t` are written at slot `t`
+        of the cache, then `x_t` attends to slots `0..t` (the causal mask at step t): the
+        same result as `call(..., use_causal_mask=True)` gives at position `t`.
+        Inference only (no dropout).
+
+        Args:
+            query: `x_t` `(B, d_model)`.
+            cache: `(K, V)` from :meth:`init_cache` or a previous step, each
+                `(B, h, T_max, d_h)`, slots `0..t-1` filled.
+            index: `t` (int or scalar int tensor; works under `jit`).
+
+        Returns:
+            `(output (B, d_model), weights (B, h, T_max), (K, V))` with slot `t` written.
+        """
+        k_cache, v_cache = cache  # (B, h, T_max, d_h) each
+        start = [0, 0, index, 0]
+        k_cache = ops.slice_update(
+            k_cache, start, self._project(self.key_dense, query)[:, :, None])  # K[:, :, t]
+        v_cache = ops.slice_update(
+            v_cache, start, self._project(self.value_dense, query)[:, :, None])  # V[:, :, t]
+        t_max = ops.shape(k_cache)[2]
+        causal = ops.less_equal(ops.arange(t_max, dtype="int32"),
+                                ops.cast(index, "int32"))[None]  # j <= t: (1, T_max)
+        output, weights = self.attend_step(query, (k_cache, v_cache), causal)
+        return output, weights, (k_cache, v_cache)
 
     def _fused_attention(self, q, k, v, mask):
         """The same math through the backend's fused kernel (no weights, no dropout).

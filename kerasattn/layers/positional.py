@@ -126,6 +126,22 @@ class PositionalEncoding(keras.layers.Layer):
             x = x * ops.cast(np.sqrt(self.d_model), x.dtype)  # sqrt(d_model) * Embed(y)
         return self.dropout_layer(x + pe, training=training)  # (B, T, d_model)
 
+    def decode_step(self, x, index):
+        """Inference fast path for one position: `c x + PE[index]`, `(B, d)` -> `(B, d)`.
+
+        What ``call`` computes for `x[:, None]` with `start_index=index` (no dropout, no
+        shape checks): the incremental decoder places the token at its true position.
+        `index` is an int or a scalar int tensor (works under `jit`).
+        """
+        if isinstance(index, (int, np.integer)):  # eager loop: one row of the constant
+            pe = ops.convert_to_tensor(self._table[int(index)], dtype=self.compute_dtype)
+        else:  # traced step: index the table inside the graph
+            table = ops.convert_to_tensor(self._table, dtype=self.compute_dtype)  # (max_length, d)
+            pe = ops.take(table, ops.cast(index, "int32"), axis=0)  # PE[t]: (d_model,)
+        if self.scale_inputs:
+            x = x * ops.cast(np.sqrt(self.d_model), x.dtype)  # sqrt(d_model) * Embed(y)
+        return x + pe  # (B, d_model)
+
     def compute_output_shape(self, input_shape):
         return input_shape
 

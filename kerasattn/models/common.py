@@ -153,6 +153,11 @@ class IncrementalDecoder(abc.ABC):
         """Target embedding of one token per row: `(B,)` -> `(B, 1, E)`."""
         return self.tgt_embedding(token[:, None])  # (B, 1, E)
 
+    def embed_step(self, token):
+        """Target embedding of one token per row, `(B,)` -> `(B, E)`, without the layer
+        call machinery (decoding's fast path; see ``MultiHeadCross.self_attend_step``)."""
+        return self.tgt_embedding.call(token)  # E[y]: (B, E)
+
 
 @dataclasses.dataclass
 class ModelConfig:

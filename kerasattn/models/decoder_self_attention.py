@@ -23,7 +23,6 @@ from kerasattn.models.common import (IncrementalDecoder, ModelConfig, SourcePadd
                                      finish_model, model_inputs)
 from kerasattn.models.encoders import bigru_encoder
 from kerasattn.models.registry import register_model
-from kerasattn.models.transformer_decoder import cross_cache, init_self_cache
 
 
 @dataclasses.dataclass
@@ -51,7 +50,9 @@ class DecoderSelfAttentionConfig(ModelConfig):
 
 
 class DecoderSelfAttentionAdapter(IncrementalDecoder):
-    """State: ``memory``, ``mask``, ``s`` = s_{t-1}, ``self_cache``, ``cross_cache``."""
+    """State: ``mask``, ``s`` = s_{t-1}, the self-attention cache ``self_keys``,
+    ``self_values`` `(B, h, T_max, d_h)` and the projected memory ``cross_keys``,
+    ``cross_values`` `(B, h, S, d_h)`."""
 
     encoder_outputs = ("encoder_memory", "source_mask", "bridge")
 
@@ -66,30 +67,31 @@ class DecoderSelfAttentionAdapter(IncrementalDecoder):
     def init_state(self, state, max_length):
         memory = state["encoder_memory"]
         batch = ops.shape(memory)[0]
-        return {"memory": memory, "mask": state["source_mask"], "s": state["bridge"],
-                "self_cache": init_self_cache(self.self_attention, batch, max_length),
-                "cross_cache": cross_cache(self.cross_attention, memory)}
+        k_self, v_self = self.self_attention.init_cache(batch, max_length, memory.dtype)
+        k_mem, v_mem = self.cross_attention.project_memory(memory)  # H_enc W_k, H_enc W_v
+        return {"mask": state["source_mask"], "s": state["bridge"],
+                "self_keys": k_self, "self_values": v_self,
+                "cross_keys": k_mem, "cross_values": v_mem}
 
     def step(self, token, state, t):
-        x = self.embed(token)  # (B, 1, d)
-        a1, w1, cache = self.self_attention(
-            x, x, cache=state["self_cache"], cache_update_index=t,
-            return_attention_scores=True)  # keys 0..t: (B, 1, d), (B, h, 1, T_max)
-        y = self.add_norm_1(x, a1)  # Y = LN(X + MHA(X, X, X, M_causal))
-        a2, w2, _ = self.cross_attention(y, state["memory"], value_mask=state["mask"],
-                                      cache=state["cross_cache"],
-                                      return_attention_scores=True)  # (B,1,d), (B,h,1,S)
-        z = self.add_norm_2(y, a2)  # Z = LN(Y + MHA(Y, H_enc, H_enc))
-        s_t, _ = self.cell(z[:, 0, :], [state["s"]])  # s_t = GRU(z_t, s_{t-1})
-        logits = self.output_projection(s_t)  # (B, V)
-        attention = {"self": w1[:, None, :, 0, :],  # (B, 1, h, T_max)
-                     "cross": w2[:, None, :, 0, :]}  # (B, 1, h, S)
-        return logits, dict(state, s=s_t, self_cache=cache), attention
+        x = self.embed_step(token)  # (B, d)
+        a1, w1, (k, v) = self.self_attention.self_attend_step(
+            x, (state["self_keys"], state["self_values"]), t)  # keys 0..t; (B, h, T_max)
+        y = self.add_norm_1.decode_step(x, a1)  # Y = LN(X + MHA(X, X, X, M_causal))
+        a2, w2 = self.cross_attention.attend_step(
+            y, (state["cross_keys"], state["cross_values"]),
+            memory_mask=state["mask"])  # MHA(Y, H_enc, H_enc): (B, d), (B, h, S)
+        z = self.add_norm_2.decode_step(y, a2)  # Z = LN(Y + MHA(Y, H_enc, H_enc))
+        s_t, _ = self.cell(z, [state["s"]])  # s_t = GRU(z_t, s_{t-1})
+        logits = self.output_projection.call(s_t)  # (B, V)
+        attention = {"self": w1[:, None],  # (B, 1, h, T_max)
+                     "cross": w2[:, None]}  # (B, 1, h, S)
+        return logits, dict(state, s=s_t, self_keys=k, self_values=v), attention
 
     def attention_shapes(self, state, max_length):
         return {"self": (1, self.self_attention.num_heads, max_length),
                 "cross": (1, self.cross_attention.num_heads,
-                          ops.shape(state["memory"])[1])}
+                          ops.shape(state["mask"])[1])}
 
 
 @register_model("decoder_self_attention", DecoderSelfAttentionConfig,

@@ -64,24 +64,12 @@ def transformer_decoder(tgt, h_enc, src_mask, vocab_size, d_model, num_layers, n
     return keras.layers.Dense(vocab_size, name="output_projection")(x)  # (B, T, V)
 
 
-def init_self_cache(attention, batch, max_length):
-    """A zero self-attention cache `(B, 2, T_max, h, d_h)` for a `MultiHeadCross`."""
-    return ops.zeros((batch, 2, max_length, attention.num_heads, attention.d_h))
-
-
-def cross_cache(attention, memory):
-    """Keys and values of the encoder memory, projected once: `(B, 2, S, h, d_h)`."""
-    k = attention.key_dense(memory)  # H_enc W_k: (B, S, h, d_h)
-    v = attention.value_dense(memory)  # H_enc W_v: (B, S, h, d_h)
-    return ops.stack([k, v], axis=1)
-
-
 class TransformerDecoderAdapter(IncrementalDecoder):
     """Incremental decoding with per-layer K/V caches.
 
-    State: ``memory`` `(B, S, d)`, ``mask`` `(B, S)`, and per block ``l``:
-    ``self_cache_l`` `(B, 2, T_max, h, d_h)` (written at step t) and ``cross_cache_l``
-    `(B, 2, S, h, d_h)` (computed once in :meth:`init_state`).
+    State: ``mask`` `(B, S)`, and per block ``l``: ``self_keys_l``, ``self_values_l``
+    `(B, h, T_max, d_h)` (slot t written at step t) and ``cross_keys_l``,
+    ``cross_values_l`` `(B, h, S, d_h)` (projected once in :meth:`init_state`).
     """
 
     encoder_outputs = ("encoder_memory", "source_mask")
@@ -99,31 +87,27 @@ class TransformerDecoderAdapter(IncrementalDecoder):
     def init_state(self, state, max_length):
         memory = state["encoder_memory"]
         batch = ops.shape(memory)[0]
-        new = {"memory": memory, "mask": state["source_mask"]}
+        new = {"mask": state["source_mask"]}
         for i, block in enumerate(self.blocks):
-            new[f"self_cache_{i}"] = init_self_cache(block.self_attention, batch, max_length)
-            new[f"cross_cache_{i}"] = cross_cache(block.cross_attention, memory)
+            k, v = block.self_attention.init_cache(batch, max_length, memory.dtype)
+            new[f"self_keys_{i}"], new[f"self_values_{i}"] = k, v
+            k, v = block.cross_attention.project_memory(memory)  # H_enc W_k, H_enc W_v
+            new[f"cross_keys_{i}"], new[f"cross_values_{i}"] = k, v
         return new
 
     def step(self, token, state, t):
-        x = self.positional(self.embed(token), start_index=t)  # Embed(y_{t-1}) + PE[t]
+        x = self.positional.decode_step(self.embed_step(token), t)  # Embed(y_{t-1}) + PE[t]
         new_state = dict(state)
         self_w, cross_w = [], []
         for i, block in enumerate(self.blocks):
-            a1, w1, cache = block.self_attention(
-                x, x, cache=state[f"self_cache_{i}"], cache_update_index=t,
-                return_attention_scores=True)  # keys 0..t: (B,1,d), (B,h,1,T_max)
-            y1 = block.add_norm_1(x, a1)  # Y1 = LN(X + MHA_mask(X, X, X))
-            a2, w2, _ = block.cross_attention(
-                y1, state["memory"], value_mask=state["mask"],
-                cache=state[f"cross_cache_{i}"],
-                return_attention_scores=True)  # (B, 1, d), (B, h, 1, S)
-            y2 = block.add_norm_2(y1, a2)  # Y2 = LN(Y1 + MHA(Y1, H_enc, H_enc))
-            x = block.add_norm_3(y2, block.ffn(y2))  # Z = LN(Y2 + FFN(Y2))
-            new_state[f"self_cache_{i}"] = cache
-            self_w.append(w1[:, :, 0, :])
-            cross_w.append(w2[:, :, 0, :])
-        logits = self.output_projection(x[:, 0, :])  # (B, V)
+            x, (k, v), w1, w2 = block.decode_step(
+                x, (state[f"self_keys_{i}"], state[f"self_values_{i}"]),
+                (state[f"cross_keys_{i}"], state[f"cross_values_{i}"]), t,
+                encoder_padding_mask=state["mask"])  # (B, d); keys 0..t; (B, h, T_max|S)
+            new_state[f"self_keys_{i}"], new_state[f"self_values_{i}"] = k, v
+            self_w.append(w1)
+            cross_w.append(w2)
+        logits = self.output_projection.call(x)  # (B, V)
         attention = {"self": ops.stack(self_w, axis=1),  # (B, L, h, T_max)
                      "cross": ops.stack(cross_w, axis=1)}  # (B, L, h, S)
         return logits, new_state, attention
@@ -131,4 +115,4 @@ class TransformerDecoderAdapter(IncrementalDecoder):
     def attention_shapes(self, state, max_length):
         layers, heads = len(self.blocks), self.blocks[0].self_attention.num_heads
         return {"self": (layers, heads, max_length),
-                "cross": (layers, heads, ops.shape(state["memory"])[1])}
+                "cross": (layers, heads, ops.shape(state["mask"])[1])}
