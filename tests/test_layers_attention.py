@@ -334,6 +334,29 @@ def test_multi_head_attend_step_matches_reference():
         layer.attend_step(QUERY[:, 0], np.zeros((B, 2, 2, T_K, D // 2), "float32"))
 
 
+@pytest.mark.parametrize("compiled", [False, True])
+def test_multi_head_self_attend_step_equals_causal_pass(compiled):
+    """The decoding fast path: one position at a time through a head-major (K, V) cache
+    (index an int eagerly, a tensor under jax.jit / tf.function) equals the causal pass,
+    output and weights; the cache ends up holding exactly the projected keys/values."""
+    layer = MultiHeadCross(2, D)
+    x = rng.normal(size=(B, 4, D)).astype("float32")
+    full, weights = layer(x, x, use_causal_mask=True, return_attention_scores=True)
+    step = _compile(layer.self_attend_step) if compiled else layer.self_attend_step
+    cache = layer.init_cache(B, 4)
+    assert [tuple(c.shape) for c in cache] == [(B, 2, 4, D // 2)] * 2  # (B, h, T_max, d_h)
+    for t in range(4):
+        index = ops.convert_to_tensor(t, "int32") if compiled else t
+        out, w, cache = step(x[:, t], cache, index)
+        np.testing.assert_allclose(to_numpy(out), to_numpy(full)[:, t], atol=ATOL)
+        np.testing.assert_allclose(to_numpy(w), to_numpy(weights)[:, :, t], atol=ATOL)
+        assert np.all(to_numpy(w)[:, :, t + 1:] == 0)  # future slots get exactly 0
+    w_ref = R.weights_of(layer)
+    for i, name in enumerate(("key", "value")):
+        ref = R._project(x, w_ref[f"{name}_kernel"], w_ref[f"{name}_bias"])  # (B, h, T, d_h)
+        np.testing.assert_allclose(to_numpy(cache[i]), ref, atol=ATOL)
+
+
 def test_multi_head_errors():
     layer = MultiHeadCross(2, D)
     with pytest.raises(ValueError, match=r"`query`.*rank 3.*\(2, 8\)"):

@@ -229,6 +229,30 @@ def test_decoder_incremental_decoding_with_positions_equals_full_pass():
     assert not np.allclose(np.concatenate(wrong, 1), to_numpy(full), atol=1e-3)
 
 
+@pytest.mark.parametrize("traced_index", [False, True])
+def test_decoder_block_decode_step_equals_full_pass(traced_index):
+    """The decoding fast path (PositionalEncoding / TransformerDecoderBlock.decode_step,
+    head-major caches, memory projected once) equals the full parallel pass with
+    positions: outputs, self- and cross-attention weights at every step."""
+    pe = PositionalEncoding(max_length=16, scale_inputs=True)
+    dec = TransformerDecoderBlock(D, H, FF)
+    full, w_self, w_cross = dec(pe(X), ENC, encoder_padding_mask=ENC_MASK,
+                                return_attention_scores=True)
+    _randomize(dec)
+    full, w_self, w_cross = dec(pe(X), ENC, encoder_padding_mask=ENC_MASK,
+                                return_attention_scores=True)
+    cache = dec.self_attention.init_cache(B, T)
+    memory = dec.cross_attention.project_memory(ENC)
+    for t in range(T):
+        index = ops.convert_to_tensor(t, "int32") if traced_index else t
+        x_t = pe.decode_step(X[:, t], index)  # sqrt(d) x_t + PE[t]: (B, D)
+        out, cache, s_w, c_w = dec.decode_step(x_t, cache, memory, index,
+                                               encoder_padding_mask=ENC_MASK)
+        np.testing.assert_allclose(to_numpy(out), to_numpy(full)[:, t], atol=ATOL)
+        np.testing.assert_allclose(to_numpy(s_w), to_numpy(w_self)[:, :, t], atol=ATOL)
+        np.testing.assert_allclose(to_numpy(c_w), to_numpy(w_cross)[:, :, t], atol=ATOL)
+
+
 def test_blocks_use_keras_masks():
     """Masks carried by the inputs (Embedding(mask_zero=True)) are used automatically."""
     src = np.array([[3, 4, 5, 0, 0], [6, 7, 0, 0, 0]], "int32")

@@ -138,6 +138,7 @@ class PositionalEncoding(keras.layers.Layer):
         else:  # traced step: index the table inside the graph
             table = ops.convert_to_tensor(self._table, dtype=self.compute_dtype)  # (max_length, d)
             pe = ops.take(table, ops.cast(index, "int32"), axis=0)  # PE[t]: (d_model,)
+        x = ops.convert_to_tensor(x, dtype=self.compute_dtype)
         if self.scale_inputs:
             x = x * ops.cast(np.sqrt(self.d_model), x.dtype)  # sqrt(d_model) * Embed(y)
         return x + pe  # (B, d_model)
