@@ -190,23 +190,9 @@ class MultiHeadCross(keras.layers.Layer):
     # 14 ms to (see docs/benchmarks_decoding.md, "Session 7"). Tested equal to `call`.
 
     def _project(self, dense, x):
-        """`x W + b` per head for one position: `(B, d_in)` -> `(B, h, d_h)`.
-
-        One matrix product with the `(d_in, h*d_h)` view of the kernel: the same numbers
-        as an einsum, which eager torch decomposes into ~13 view/permute operations.
-        """
-        h, d_h = self.num_heads, self.d_h
-        kernel = ops.reshape(dense.kernel, (-1, h * d_h))  # [W^(1) .. W^(h)]: (d_in, h d_h)
-        y = ops.reshape(ops.matmul(x, kernel), (-1, h, d_h))  # x W^(i): (B, h, d_h)
+        """`x W + b` per head for one position: `(B, d_in)` -> `(B, h, d_h)`."""
+        y = ops.einsum("bd,dhk->bhk", x, dense.kernel)  # x W^(i): (B, h, d_h)
         return y if dense.bias is None else y + dense.bias  # + b^(i)
-
-    def _combine(self, heads):
-        """`[head_1; ...; head_h] W_o + b_o`: `(B, h, d_h)` -> `(B, d_model)`."""
-        h, d_h = self.num_heads, self.d_h
-        kernel = ops.reshape(self.output_dense.kernel, (h * d_h, self.d_model))  # W_o
-        out = ops.matmul(ops.reshape(heads, (-1, h * d_h)), kernel)  # (B, d_model)
-        bias = self.output_dense.bias
-        return out if bias is None else out + bias  # + b_o
 
     def project_memory(self, memory):
         """Keys and values of a memory, projected once, head-major: `((B, h, S, d_h),) * 2`.
@@ -276,7 +262,10 @@ class MultiHeadCross(keras.layers.Layer):
                    if training and self.dropout > 0.0 else weights)
         heads = (ops.einsum("bhs,bhsd->bhd", dropped, v) if einsum
                  else ops.sum(dropped[..., None] * v, axis=2))  # head_i = alpha_i V_i: (B,h,d_h)
-        context = self._combine(heads)  # [head_1..h] W_o + b_o: (B, d_model)
+        context = ops.einsum("bhk,hkd->bd", heads,
+                             self.output_dense.kernel)  # [head_1..h] W_o: (B, d_model)
+        if self.output_dense.bias is not None:
+            context = context + self.output_dense.bias  # + b_o
         return context, weights
 
     def self_attend_step(self, query, cache, index):
