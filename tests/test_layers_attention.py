@@ -355,6 +355,12 @@ def test_multi_head_self_attend_step_equals_causal_pass(compiled):
     for i, name in enumerate(("key", "value")):
         ref = R._project(x, w_ref[f"{name}_kernel"], w_ref[f"{name}_bias"])  # (B, h, T, d_h)
         np.testing.assert_allclose(to_numpy(cache[i]), ref, atol=ATOL)
+    with pytest.raises(ValueError, match=r"`index` must be in \[0, T_max=4\).*index=4"):
+        layer.self_attend_step(x[:, 0], cache, 4)
+    with pytest.raises(ValueError, match=r"`cache` must be the pair \(K, V\).*ndarray"):
+        layer.self_attend_step(x[:, 0], np.zeros((2, B, 2, 4, D // 2), "float32"), 0)
+    with pytest.raises(ValueError, match=r"`query`.*rank 2.*\(2, 4, 8\)"):
+        layer.self_attend_step(x, cache, 0)
 
 
 def test_multi_head_errors():

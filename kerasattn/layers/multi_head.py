@@ -187,8 +187,8 @@ class MultiHeadCross(keras.layers.Layer):
     # the memory, no mask algebra). They run once per time step inside a recurrence or a
     # decoding loop, where Keras's per-call machinery costs more than the arithmetic:
     # measured on eager torch at batch 1, a transformer decoding step through `call` (~50
-    # nested layer calls) took 14 ms, through these paths 4.5 ms (docs/benchmarks_decoding.md,
-    # "Session 7"). Tested equal to `call`.
+    # nested layer calls) took 14 ms, through these paths 4.5-5.4 ms
+    # (docs/benchmarks_decoding.md, "Session 7"). Tested equal to `call`.
 
     def _project(self, dense, x):
         """`x W + b` per head for one position: `(B, d_in)` -> `(B, h, d_h)`."""
@@ -286,7 +286,15 @@ class MultiHeadCross(keras.layers.Layer):
         Returns:
             `(output (B, d_model), weights (B, h, T_max), (K, V))` with slot `t` written.
         """
+        if not isinstance(cache, (tuple, list)) or len(cache) != 2:
+            raise ValueError(f"{self.name}: `cache` must be the pair (K, V) returned by "
+                             f"init_cache; received {type(cache).__name__}.")
+        check_rank(self.name, "query", query, (2,), "(B, d_model)")
         k_cache, v_cache = cache  # (B, h, T_max, d_h) each
+        c = check_rank(self.name, "cache[0]", k_cache, (4,), "(B, h, T_max, d_h)")
+        if isinstance(index, int) and c[2] is not None and not 0 <= index < c[2]:
+            raise ValueError(f"{self.name}: `index` must be in [0, T_max={c[2]}) for a "
+                             f"cache of shape {fmt(c)}; received index={index}.")
         start = [0, 0, index, 0]
         k_cache = ops.slice_update(
             k_cache, start, self._project(self.key_dense, query)[:, :, None])  # K[:, :, t]
