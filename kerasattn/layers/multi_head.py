@@ -193,7 +193,9 @@ class MultiHeadCross(keras.layers.Layer):
     def _project(self, dense, x):
         """`x W + b` per head for one position: `(B, d_in)` -> `(B, h, d_h)`."""
         y = ops.einsum("bd,dhk->bhk", x, dense.kernel)  # x W^(i): (B, h, d_h)
-        return y if dense.bias is None else y + dense.bias  # + b^(i)
+        # `.value`: the backend tensor, so `+` is the backend's own add (on eager torch a
+        # variable operand would route through keras.ops and its per-call overhead)
+        return y if dense.bias is None else y + dense.bias.value  # + b^(i)
 
     def project_memory(self, memory):
         """Keys and values of a memory, projected once, head-major: `((B, h, S, d_h),) * 2`.
@@ -250,7 +252,7 @@ class MultiHeadCross(keras.layers.Layer):
         k, v = memory_kv  # (B, h, S, d_h) each
         check_rank(self.name, "memory_kv[0]", k, (4,), "(B, h, S, d_h)")
         q = self._project(self.query_dense, query)  # q_i: (B, h, d_h)
-        scale = ops.cast(1.0 / (self.d_h ** 0.5), q.dtype)
+        scale = 1.0 / (self.d_h ** 0.5)  # a Python float: keeps q's dtype, no cast op
         # Same math, two spellings: einsum is faster in TensorFlow's loop (96 vs 103-130 ms
         # per bahdanau_multihead training step), broadcast products in eager torch (163 vs
         # 202 ms), equal on JAX (B=64, T=24).
@@ -266,7 +268,7 @@ class MultiHeadCross(keras.layers.Layer):
         context = ops.einsum("bhk,hkd->bd", heads,
                              self.output_dense.kernel)  # [head_1..h] W_o: (B, d_model)
         if self.output_dense.bias is not None:
-            context = context + self.output_dense.bias  # + b_o
+            context = context + self.output_dense.bias.value  # + b_o
         return context, weights
 
     def self_attend_step(self, query, cache, index):
