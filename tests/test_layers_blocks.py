@@ -251,6 +251,8 @@ def test_decoder_block_decode_step_equals_full_pass(traced_index):
         np.testing.assert_allclose(to_numpy(out), to_numpy(full)[:, t], atol=ATOL)
         np.testing.assert_allclose(to_numpy(s_w), to_numpy(w_self)[:, :, t], atol=ATOL)
         np.testing.assert_allclose(to_numpy(c_w), to_numpy(w_cross)[:, :, t], atol=ATOL)
+    with pytest.raises(ValueError, match=r"`index` must be in \[0, max_length=16\).*index=16"):
+        pe.decode_step(X[:, 0], 16)
 
 
 def test_blocks_use_keras_masks():

@@ -134,6 +134,9 @@ class PositionalEncoding(keras.layers.Layer):
         `index` is an int or a scalar int tensor (works under `jit`).
         """
         if isinstance(index, (int, np.integer)):  # eager loop: one row of the constant
+            if not 0 <= index < self.max_length:
+                raise ValueError(f"PositionalEncoding: `index` must be in [0, max_length="
+                                 f"{self.max_length}); received index={index}.")
             pe = ops.convert_to_tensor(self._table[int(index)], dtype=self.compute_dtype)
         else:  # traced step: index the table inside the graph
             table = ops.convert_to_tensor(self._table, dtype=self.compute_dtype)  # (max_length, d)
