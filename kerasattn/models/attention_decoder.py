@@ -196,7 +196,7 @@ class RecurrentAttentionDecoder(IncrementalDecoder):
         return new
 
     def step(self, token, state, t):
-        x_t = self.embed(token)[:, 0, :]  # (B, E)
+        x_t = self.embed_step(token)  # (B, E)
         s_t, c_t, weights = self.decoder.step(x_t, state["s"], state["memory"],
                                               state["mask"], state.get("keys"))
         o_t = ops.concatenate([s_t, ops.cast(c_t, s_t.dtype)], axis=-1)  # [s_t; c_t]

@@ -149,10 +149,6 @@ class IncrementalDecoder(abc.ABC):
         """Gather batch rows: beam `i` continues from row `indices[i]`."""
         return keras.tree.map_structure(lambda x: ops.take(x, indices, axis=0), state)
 
-    def embed(self, token):
-        """Target embedding of one token per row: `(B,)` -> `(B, 1, E)`."""
-        return self.tgt_embedding(token[:, None])  # (B, 1, E)
-
     def embed_step(self, token):
         """Target embedding of one token per row, `(B,)` -> `(B, E)`, without the layer
         call machinery (decoding's fast path; see ``MultiHeadCross.self_attend_step``)."""

@@ -48,7 +48,7 @@ class Seq2SeqDecoder(IncrementalDecoder):
         return {"c": state["encoder_memory"], "s": state["bridge"]}
 
     def step(self, token, state, t):
-        y_prev = self.embed(token)[:, 0, :]  # (B, E)
+        y_prev = self.embed_step(token)  # (B, E)
         x = ops.concatenate([y_prev, state["c"]], axis=-1)  # [y_{t-1}; c]
         s_t, _ = self.cell(x, [state["s"]])  # s_t = GRU(x, s_{t-1})
         return self.output_projection(s_t), dict(state, s=s_t), {}  # no attention
