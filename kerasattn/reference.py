@@ -14,7 +14,9 @@ Weight dicts (names match the layers' weights):
     add_norm: gamma, beta; feed_forward: W1, b1, W2, b2;
     encoder_block: {"attention": mha, "norm1": add_norm, "ffn": ffn, "norm2": add_norm};
     decoder_block: {"self_attention", "norm1", "cross_attention", "norm2", "ffn",
-        "norm3"}.
+        "norm3"};
+    GRU: (kernel (E, 3u), recurrent_kernel (u, 3u), bias (2, 3u)), gates z, r, candidate;
+    encoder_gru: {"forward": GRU, "backward": GRU}.
 """
 from __future__ import annotations
 
@@ -266,6 +268,61 @@ def decoder_block(x, memory, weights, num_heads, decoder_padding_mask=None,
     return (z, w1, w2) if return_weights else z
 
 
+# -- recurrence ----------------------------------------------------------------------
+def gru_cell(x, s_prev, kernel, recurrent_kernel, bias):
+    """One GRU step, Keras's layout (gates ordered z, r, candidate; ``reset_after``):
+
+    `z = sigmoid(x W_z + b_z + s U_z + b'_z)`, `r = sigmoid(x W_r + b_r + s U_r + b'_r)`,
+    `s~ = tanh(x W_h + b_h + r * (s U_h + b'_h))`, `s_t = z * s_{t-1} + (1 - z) * s~`.
+    ``bias`` is `(2, 3u)`: row 0 for the input side, row 1 for the recurrent side.
+    """
+    x, s_prev, bias = _f64(x), _f64(s_prev), _f64(bias)
+    xz, xr, xh = np.split(x @ _f64(kernel) + bias[0], 3, axis=-1)
+    hz, hr, hh = np.split(s_prev @ _f64(recurrent_kernel) + bias[1], 3, axis=-1)
+    z = _act(xz + hz, "sigmoid")
+    r = _act(xr + hr, "sigmoid")
+    candidate = np.tanh(xh + r * hh)
+    return z * s_prev + (1.0 - z) * candidate
+
+
+def gru(x, kernel, recurrent_kernel, bias, s0=None):
+    """Every state of a GRU over `x` `(T, E)` (one sequence): `(T, u)`."""
+    x = _f64(x)
+    s = np.zeros(_f64(recurrent_kernel).shape[0]) if s0 is None else _f64(s0)
+    states = []
+    for x_t in x:
+        s = gru_cell(x_t, s, kernel, recurrent_kernel, bias)
+        states.append(s)
+    return np.stack(states) if states else np.zeros((0, s.shape[-1]))
+
+
+def encoder_gru(x, weights, mask=None, bidirectional=True):
+    """(Bidirectional) GRU over each row of `x` `(B, S, E)`, reading only its real tokens.
+
+    ``weights``: {"forward": (kernel, recurrent_kernel, bias), "backward": (...)}.
+    Returns `(h, s_fwd[, s_bwd])` as :class:`~kerasattn.layers.EncoderGRU`: `h` is 0 at the
+    padding, states of an empty row are 0.
+    """
+    x = _f64(x)
+    B, S, _ = x.shape
+    u = _f64(weights["forward"][1]).shape[0]
+    lengths = np.full(B, S) if mask is None else np.asarray(mask, bool).sum(axis=1)
+    h = np.zeros((B, S, 2 * u if bidirectional else u))
+    s_fwd, s_bwd = np.zeros((B, u)), np.zeros((B, u))
+    for b in range(B):
+        n = int(lengths[b])
+        if n == 0:
+            continue
+        fwd = gru(x[b, :n], *weights["forward"])  # h_1..h_n
+        h[b, :n, :u] = fwd
+        s_fwd[b] = fwd[-1]
+        if bidirectional:
+            bwd = gru(x[b, :n][::-1], *weights["backward"])[::-1]  # h_j reads x_n..x_j
+            h[b, :n, u:] = bwd
+            s_bwd[b] = bwd[0]
+    return (h, s_fwd, s_bwd) if bidirectional else (h, s_fwd)
+
+
 # -- reading weights out of Keras layers -----------------------------------------------
 def _np(variable):
     import keras
@@ -277,7 +334,8 @@ def weights_of(layer) -> dict:
     """A kerasattn layer's weights as float64 arrays in this module's dict layout.
 
     Supports BahdanauAttention, MultiHeadCross, AddNorm, PositionwiseFeedForward,
-    TransformerEncoderBlock and TransformerDecoderBlock (by class name).
+    TransformerEncoderBlock, TransformerDecoderBlock, EncoderGRU and Keras's GRU / GRUCell
+    (a `(kernel, recurrent_kernel, bias)` tuple) (by class name).
     """
     kind = type(layer).__name__
     if kind == "BahdanauAttention":
@@ -306,4 +364,12 @@ def weights_of(layer) -> dict:
                 "cross_attention": weights_of(layer.cross_attention),
                 "norm2": weights_of(layer.add_norm_2),
                 "ffn": weights_of(layer.ffn), "norm3": weights_of(layer.add_norm_3)}
+    if kind == "GRU" or kind == "GRUCell":
+        cell = getattr(layer, "cell", layer)
+        return (_np(cell.kernel), _np(cell.recurrent_kernel), _np(cell.bias))
+    if kind == "EncoderGRU":
+        out = {"forward": weights_of(layer.forward_gru)}
+        if layer.backward_gru is not None:
+            out["backward"] = weights_of(layer.backward_gru)
+        return out
     raise TypeError(f"weights_of: unsupported layer type {kind}")

@@ -8,13 +8,14 @@ import numpy as np
 import pytest
 
 from conftest import other_backends, run_in_backend, to_numpy
-from kerasattn.layers import (AddNorm, BahdanauAttention, MultiHeadCross, PositionalEncoding,
-                              PositionwiseFeedForward, RandomPositionShift,
+from kerasattn.layers import (AddNorm, BahdanauAttention, EncoderGRU, MultiHeadCross,
+                              PositionalEncoding, PositionwiseFeedForward, RandomPositionShift,
                               TransformerDecoderBlock, TransformerEncoderBlock)
 
 LAYERS = [
     AddNorm(dropout=0.1, epsilon=1e-6),
     BahdanauAttention(5, score="general", dropout=0.2),
+    EncoderGRU(6, bidirectional=False),
     MultiHeadCross(2, 8, dropout=0.1, use_bias=False),
     PositionalEncoding(max_length=100, max_wavelength=500.0, dropout=0.3, scale_inputs=True),
     PositionwiseFeedForward(16, activation="gelu", dropout=0.1),
@@ -47,7 +48,8 @@ def build_model():
     y = keras.layers.Embedding(20, 8, mask_zero=True)(tgt)
     y = PositionalEncoding(max_length=32)(y, start_index=k)
     y = TransformerDecoderBlock(8, 2, 16)(y, h)
-    context, _ = BahdanauAttention(6)(y, h)
+    g, _, _ = EncoderGRU(4)(keras.layers.Embedding(20, 5, mask_zero=True)(src))  # (B, S, 8)
+    context, _ = BahdanauAttention(6)(y, g)  # memory_mask from g's Keras mask
     cross = MultiHeadCross(2, 8)(y, h)
     z = AddNorm()(y, PositionwiseFeedForward(16)(cross))
     z = keras.layers.Concatenate()([z, context])
@@ -87,7 +89,7 @@ def test_keras_round_trip_and_cross_backend_load(tmp_path):
     assert {type(l).__name__ for l in loaded.layers} >= {
         "PositionalEncoding", "TransformerEncoderBlock", "TransformerDecoderBlock",
         "BahdanauAttention", "MultiHeadCross", "AddNorm", "PositionwiseFeedForward",
-        "RandomPositionShift"}
+        "RandomPositionShift", "EncoderGRU"}
 
     code = f"""
         import json, keras, numpy as np

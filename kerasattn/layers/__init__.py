@@ -8,6 +8,7 @@ from kerasattn.layers.bahdanau import BahdanauAttention
 from kerasattn.layers.decoder_block import TransformerDecoderBlock
 from kerasattn.layers.dot_product import scaled_dot_product_attention
 from kerasattn.layers.encoder_block import TransformerEncoderBlock
+from kerasattn.layers.encoder_gru import EncoderGRU
 from kerasattn.layers.feed_forward import PositionwiseFeedForward
 from kerasattn.layers.masking import causal_mask, combine_masks, masked_softmax, padding_mask
 from kerasattn.layers.multi_head import MultiHeadCross
@@ -17,6 +18,7 @@ from kerasattn.layers.positional import (PositionalEncoding, RandomPositionShift
 __all__ = [
     "AddNorm",
     "BahdanauAttention",
+    "EncoderGRU",
     "MultiHeadCross",
     "PositionalEncoding",
     "PositionwiseFeedForward",

@@ -139,6 +139,38 @@ class BahdanauAttention(keras.layers.Layer):
             return context[:, 0, :], alpha[:, 0, :]  # (B, d_k), (B, T_k)
         return context, alpha
 
+    def attend_step(self, query, memory, memory_keys=None, memory_mask=None, training=None):
+        """One query vector per row, inside a decoder's loop: ``call``'s math for a 2-D query.
+
+        No shape checks and no nested layer calls, so a recurrence that attends at every
+        step (the Bahdanau decoder, in training and in decoding) pays only for the
+        arithmetic; ``call`` remains the checked entry point.
+
+        Args:
+            query: `s_{t-1}`, `(B, d_q)`.
+            memory: `h_enc`, `(B, T_k, d_k)`.
+            memory_keys: `W_k h_enc` from :meth:`project_memory` (additive score; computed
+                here when None).
+            memory_mask: optional bool `(B, T_k)`, True = real source token.
+            training: enables dropout on the weights.
+
+        Returns:
+            `(context (B, d_k), weights (B, T_k))`; weights before dropout.
+        """
+        if self.score == "additive":
+            wk = self.project_memory(memory) if memory_keys is None else memory_keys
+            wq = ops.matmul(query, self.W_q)  # W_q s_{t-1}: (B, units)
+            e = ops.matmul(ops.tanh(wq[:, None, :] + wk), self.v)  # v^T tanh(.): (B, T_k)
+        elif self.score == "dot":
+            e = ops.einsum("bd,bkd->bk", query, memory)  # s . h_j: (B, T_k)
+        else:
+            e = ops.einsum("bd,bkd->bk", ops.matmul(query, self.W), memory)  # s^T W h_j
+        alpha = masked_softmax(e, memory_mask)  # (B, T_k)
+        dropped = (self.dropout_layer(alpha, training=training)
+                   if training and self.dropout > 0.0 else alpha)
+        context = ops.einsum("bk,bkd->bd", dropped, memory)  # c = sum_j alpha_j h_j: (B, d_k)
+        return context, alpha
+
     def compute_output_spec(self, query, memory, memory_mask=None, memory_keys=None,
                             training=None):
         # Shapes only (functional models): no symbolic tracing of `call`.

@@ -28,6 +28,12 @@ from kerasattn.models.common import IncrementalDecoder
 ATTENTIONS = ("additive", "multihead")
 
 
+def _as_dtype(x, like):
+    """`x` cast to `like`'s dtype; no op at all when they already agree (the usual case)."""
+    dtype = keras.backend.standardize_dtype(like.dtype)
+    return x if keras.backend.standardize_dtype(x.dtype) == dtype else ops.cast(x, dtype)
+
+
 @keras.saving.register_keras_serializable(package="kerasattn")
 class AttentionGRUDecoder(keras.layers.Layer):
     """GRU decoder with attention computed from `s_{t-1}` inside the recurrence.
@@ -108,30 +114,78 @@ class AttentionGRUDecoder(keras.layers.Layer):
         # additive: W_k h (B, S, units); multi-head: (K, V) = h_enc W_{k,v}, (B, h, S, d_h) each
         return self.attention.project_memory(memory)
 
-    def step(self, x_t, s_prev, memory, memory_mask=None, keys=None, training=None):
+    def project_inputs(self, y):
+        """The GRU's input projection of the previous tokens, `y_{t-1} W_y + b_x` `(..., 3u)`.
+
+        The GRU input is `[y_{t-1}; c_t]`, so `[y; c] W = y W_y + c W_c` (`W_y`, `W_c`: the
+        first `E` and the last `C` rows of the cell's kernel). With teacher forcing every
+        `y_{t-1}` is known before the loop: one matmul over `(B, T, E)` replaces `T`
+        small ones inside it. Only `c_t W_c` is left to the step.
+        """
+        e = y.shape[-1]
+        return ops.matmul(y, self.cell.kernel[:e]) + self.cell.bias[0]  # (..., 3u)
+
+    def step_weights(self, context_dim):
+        """`(W_c (C, 3u), U (u, 3u), b_s (3u,))`: the weights a step uses, sliced once.
+
+        `W_c` multiplies the context (the last `C` rows of the cell's kernel), `U` and `b_s`
+        the previous state. A loop that slices them at every step pays for it `T` times.
+        """
+        kernel = self.cell.kernel
+        w_c = kernel[kernel.shape[0] - context_dim:]  # (C, 3u)
+        return w_c, self.cell.recurrent_kernel, self.cell.bias[1]
+
+    @staticmethod
+    def gru_step(x_proj, s_prev, recurrent_kernel, recurrent_bias):
+        """`s_t = GRU(x, s_{t-1})` from the projected input `x_proj = x W + b_x` `(B, 3u)`.
+
+        Keras's `GRUCell` math (gates z, r, candidate; reset after the matmul), on the same
+        weights:
+
+            z = sigmoid(x W_z + b_z + s_{t-1} U_z + b'_z)         update gate
+            r = sigmoid(x W_r + b_r + s_{t-1} U_r + b'_r)         reset gate
+            s~ = tanh(x W_h + b_h + r * (s_{t-1} U_h + b'_h))     candidate
+            s_t = z * s_{t-1} + (1 - z) * s~
+        """
+        s_proj = ops.matmul(s_prev, recurrent_kernel) + recurrent_bias  # s U + b_s: (B, 3u)
+        x_z, x_r, x_h = ops.split(x_proj, 3, axis=-1)  # (B, u) each
+        s_z, s_r, s_h = ops.split(s_proj, 3, axis=-1)
+        z = ops.sigmoid(x_z + s_z)  # update gate
+        r = ops.sigmoid(x_r + s_r)  # reset gate
+        candidate = ops.tanh(x_h + r * s_h)  # s~
+        return z * s_prev + (1.0 - z) * candidate  # s_t: (B, u)
+
+    def step(self, x_t, s_prev, memory, memory_mask=None, keys=None, training=None,
+             x_proj=None, weights=None):
         """One decoder step.
 
         Args:
-            x_t: embedded previous token `y_{t-1}`, `(B, E)`.
+            x_t: embedded previous token `y_{t-1}`, `(B, E)` (unused when `x_proj` is given).
             s_prev: previous state `s_{t-1}`, `(B, u)`.
             memory: `h_enc` `(B, S, D)`; memory_mask: `(B, S)` bool.
             keys: the output of :meth:`precompute`.
+            x_proj: `project_inputs(x_t)` if already computed (teacher forcing).
+            weights: `step_weights(C)` if already sliced.
 
         Returns:
             `(s_t (B, u), c_t (B, C), weights (B, h, S))`.
         """
+        if x_proj is None:
+            x_proj = self.project_inputs(x_t)  # y_{t-1} W_y + b_x: (B, 3u)
         if self.attention_kind == "additive":
-            c_t, alpha = self.attention(s_prev, memory, memory_mask=memory_mask,
-                                        memory_keys=keys,
-                                        training=training)  # (B, D), (B, S)
-            weights = alpha[:, None, :]  # (B, 1, S)
+            c_t, alpha = self.attention.attend_step(
+                s_prev, memory, memory_keys=keys, memory_mask=memory_mask,
+                training=training)  # c_t = sum_j alpha_tj h_j: (B, D), (B, S)
+            attention = alpha[:, None, :]  # (B, 1, S)
         else:
-            c_t, weights = self.attention.attend_step(
+            c_t, attention = self.attention.attend_step(
                 s_prev, keys, memory_mask=memory_mask,
                 training=training)  # c_t = MHA(s_{t-1}, h_enc): (B, C), (B, h, S)
-        x = ops.concatenate([x_t, ops.cast(c_t, x_t.dtype)], axis=-1)  # [y_{t-1}; c_t]
-        s_t, _ = self.cell(x, [s_prev], training=training)  # s_t = GRU(x, s_{t-1})
-        return s_t, c_t, weights
+        c_t = _as_dtype(c_t, x_proj)
+        w_c, u, b_s = self.step_weights(c_t.shape[-1]) if weights is None else weights
+        x_proj = x_proj + ops.matmul(c_t, w_c)  # [y_{t-1}; c_t] W + b_x: (B, 3u)
+        s_t = self.gru_step(x_proj, s_prev, u, b_s)  # s_t = GRU([y_{t-1}; c_t], s_{t-1})
+        return s_t, c_t, attention
 
     def call(self, inputs, memory, initial_state, memory_mask=None,
              return_attention=False, training=None):
@@ -140,19 +194,21 @@ class AttentionGRUDecoder(keras.layers.Layer):
         c_dim = self.context_dim(memory.shape[-1])
         c0 = ops.zeros((batch, c_dim), dtype=initial_state.dtype)  # (B, C)
         w0 = ops.zeros((batch, self.num_heads, src_len), dtype=initial_state.dtype)
+        weights = self.step_weights(c_dim)
 
-        def body(carry, x_t):
-            s_t, c_t, w_t = self.step(x_t, carry[0], memory, memory_mask, keys,
-                                      training=training)
-            new = (s_t, ops.cast(c_t, s_t.dtype), ops.cast(w_t, s_t.dtype))
+        def body(carry, x_proj_t):
+            s_t, c_t, w_t = self.step(None, carry[0], memory, memory_mask, keys,
+                                      training=training, x_proj=x_proj_t, weights=weights)
+            new = (s_t, _as_dtype(c_t, s_t), _as_dtype(w_t, s_t))
             return new, new  # TensorFlow's scan wants the emitted structure = the carry
 
-        xs = ops.transpose(inputs, (1, 0, 2))  # time-major (T, B, E)
-        _, (states, contexts, weights) = ops.scan(body, (initial_state, c0, w0), xs)
+        x_proj = self.project_inputs(inputs)  # y_{t-1} W_y + b_x for every t: (B, T, 3u)
+        xs = ops.transpose(x_proj, (1, 0, 2))  # time-major (T, B, 3u)
+        _, (states, contexts, attention) = ops.scan(body, (initial_state, c0, w0), xs)
         outputs = ops.concatenate([states, contexts], axis=-1)  # (T, B, u + C)
         outputs = ops.transpose(outputs, (1, 0, 2))  # (B, T, u + C)
         if return_attention:
-            return outputs, ops.transpose(weights, (1, 0, 2, 3))  # (B, T, h, S)
+            return outputs, ops.transpose(attention, (1, 0, 2, 3))  # (B, T, h, S)
         return outputs
 
     def compute_output_spec(self, inputs, memory, initial_state, memory_mask=None,

@@ -2,7 +2,8 @@
 
 - :func:`bigru_encoder`: embedding -> bidirectional GRU -> (optionally) Transformer
   encoder blocks on the GRU outputs (step 2 of the path). The source padding mask is passed
-  explicitly to the GRU and to every block.
+  explicitly to the GRU (:class:`~kerasattn.layers.EncoderGRU`: each direction reads only
+  the real words) and to every block.
 - :func:`transformer_encoder`: embedding -> positional encoding -> Transformer encoder
   blocks (step 5).
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import keras
 
-from kerasattn.layers import PositionalEncoding, TransformerEncoderBlock
+from kerasattn.layers import EncoderGRU, PositionalEncoding, TransformerEncoderBlock
 
 
 def bigru_encoder(src, src_mask, vocab_size, embed_dim, units, dropout=0.0,
@@ -35,9 +36,7 @@ def bigru_encoder(src, src_mask, vocab_size, embed_dim, units, dropout=0.0,
     """
     x = keras.layers.Embedding(vocab_size, embed_dim, name="src_embedding")(src)
     x = keras.layers.Dropout(dropout, name="src_dropout")(x)
-    birnn = keras.layers.Bidirectional(
-        keras.layers.GRU(units, return_sequences=True, return_state=True),
-        merge_mode="concat", name="encoder_birnn")
+    birnn = EncoderGRU(units, bidirectional=True, name="encoder_birnn")
     h_enc, _, h_backward = birnn(x, mask=src_mask)  # (B, S, 2u), (B, u), (B, u)
     for i in range(num_blocks):
         h_enc = TransformerEncoderBlock(2 * units, num_heads, d_ff or 4 * units,

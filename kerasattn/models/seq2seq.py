@@ -15,6 +15,7 @@ import dataclasses
 import keras
 from keras import ops
 
+from kerasattn.layers import EncoderGRU
 from kerasattn.models.common import (ConcatContext, IncrementalDecoder, ModelConfig,
                                      SourcePaddingMask, finish_model, model_inputs)
 from kerasattn.models.registry import register_model
@@ -64,8 +65,8 @@ def build_seq2seq(config: Seq2SeqConfig, src_vocab_size: int,
     src_mask = SourcePaddingMask(name="source_mask")(src)  # (B, S)
     x = keras.layers.Embedding(src_vocab_size, config.embed_dim, name="src_embedding")(src)
     x = keras.layers.Dropout(config.dropout, name="src_dropout")(x)
-    _, c = keras.layers.GRU(config.units, return_state=True,
-                            name="encoder_gru")(x, mask=src_mask)  # c = h_S: (B, u)
+    _, c = EncoderGRU(config.units, bidirectional=False,
+                      name="encoder_gru")(x, mask=src_mask)  # c = h_n: (B, u)
     c = keras.layers.Identity(name="encoder_memory")(c)
     s0 = keras.layers.Dense(config.units, activation="tanh", name="bridge")(c)  # (B, u)
     y = keras.layers.Embedding(tgt_vocab_size, config.embed_dim, name="tgt_embedding")(tgt)

@@ -1,0 +1,142 @@
+"""A (bidirectional) GRU encoder over right-padded sources, masked by sequence lengths.
+
+The annotations of Bahdanau et al. (2015) read the source both ways:
+
+    h_j(fwd) = GRU(x_j, h_{j-1}(fwd))        j = 1 .. n   (n = the sentence's length)
+    h_j(bwd) = GRU(x_j, h_{j+1}(bwd))        j = n .. 1
+    h_j      = [h_j(fwd); h_j(bwd)]
+
+Padding must not leak in: the backward GRU has to *start* at word n, not at the last pad.
+``keras.layers.Bidirectional(GRU)`` with a mask gets this right, but a masked GRU cannot use
+Keras's fast recurrent kernel on torch: it falls back to a generic Python loop that calls
+the cell through the layer machinery at every step (measured, batch 64, 30 steps, 64 units:
+76 ms forward + backward against 41 ms unmasked). This layer keeps the masked semantics and
+runs every GRU unmasked:
+
+- forward: the pads come after word n, so `h_1..h_n` are exact without a mask; the final
+  state is the output at position n (a gather), not the one after the pads;
+- backward: reverse each sentence *within its length*, `x'_t = x_{n+1-t}` (pads stay at the
+  end), run a forward GRU on `x'`, and reverse its outputs back the same way.
+
+Outputs at padded positions are 0. The sources must be right-padded (real tokens first),
+which is what the kit's batching produces; the mask only supplies the lengths
+`n = sum_j mask_j`.
+"""
+from __future__ import annotations
+
+import keras
+from keras import ops
+
+from kerasattn.layers._checks import check_mask, check_rank, fmt
+
+
+def reverse_index(lengths, width):
+    """Positions that reverse each row within its length: `(B, S)` int32.
+
+    `index[b, t] = n_b - 1 - t` for `t < n_b`, and `t` for the padding (left in place).
+    Applying the gather twice gives back the input: the map is its own inverse.
+    """
+    t = ops.arange(width, dtype="int32")[None, :]  # (1, S)
+    n = lengths[:, None]  # (B, 1)
+    return ops.where(t < n, n - 1 - t, t)  # (B, S)
+
+
+def gather_time(x, index):
+    """`x[b, index[b, t]]` for `x` `(B, S, D)` and `index` `(B, S')` -> `(B, S', D)`."""
+    index = ops.broadcast_to(index[:, :, None], (*ops.shape(index), ops.shape(x)[-1]))
+    return ops.take_along_axis(x, index, axis=1)
+
+
+@keras.saving.register_keras_serializable(package="kerasattn")
+class EncoderGRU(keras.layers.Layer):
+    """GRU (or bidirectional GRU) over right-padded sequences, masked by their lengths.
+
+    Equal, on the real positions, to ``keras.layers.GRU`` /
+    ``keras.layers.Bidirectional(GRU, merge_mode="concat")`` called with the same mask,
+    and faster on torch (see the module docstring).
+
+    Args:
+        units: state size `u` of each direction.
+        bidirectional: also read the sentence backwards and concatenate.
+
+    Call arguments:
+        inputs: `(B, S, E)` embedded tokens, real tokens first.
+        mask: bool `(B, S)`, True = real token (a prefix of each row); None = no padding.
+
+    Returns:
+        bidirectional: `(h (B, S, 2u), s_fwd (B, u), s_bwd (B, u))`: the annotations
+        `h_j = [h_j(fwd); h_j(bwd)]`, the forward state after word n and the backward
+        state after word 1 (it has read the whole sentence).
+        unidirectional: `(h (B, S, u), s (B, u))`, `s` = the state after word n.
+        Rows of `h` at padded positions are 0; a row with no real token gives states 0.
+        Weights: `forward_gru` (and `backward_gru`), each a `keras.layers.GRU`.
+    """
+
+    def __init__(self, units, bidirectional=True, **kwargs):
+        super().__init__(**kwargs)
+        if int(units) < 1:
+            raise ValueError(f"EncoderGRU: `units` must be a positive integer; received "
+                             f"units={units!r}.")
+        self.units = int(units)
+        self.bidirectional = bool(bidirectional)
+        self.forward_gru = keras.layers.GRU(self.units, return_sequences=True,
+                                            name="forward_gru")
+        self.backward_gru = (keras.layers.GRU(self.units, return_sequences=True,
+                                              name="backward_gru")
+                             if self.bidirectional else None)
+
+    def build(self, inputs_shape):
+        check_rank("EncoderGRU", "inputs", inputs_shape, (3,), "(B, S, E)")
+        self.forward_gru.build(tuple(inputs_shape))
+        if self.backward_gru is not None:
+            self.backward_gru.build(tuple(inputs_shape))
+        self.built = True
+
+    def call(self, inputs, mask=None):
+        shape = check_rank("EncoderGRU", "inputs", inputs, (3,), "(B, S, E)")
+        check_mask("EncoderGRU", "mask", mask, shape[:2], "(B, S)",
+                   f"`inputs` of shape {fmt(shape)}")
+        width = ops.shape(inputs)[1]
+        if mask is None:
+            lengths = ops.full((ops.shape(inputs)[0],), width, dtype="int32")  # (B,)
+            keep = None
+        else:
+            lengths = ops.sum(ops.cast(mask, "int32"), axis=1)  # n: (B,)
+            keep = ops.cast(mask, inputs.dtype)[:, :, None]  # (B, S, 1)
+        last = ops.maximum(lengths - 1, 0)[:, None]  # position n - 1: (B, 1)
+        has_words = ops.cast(lengths > 0, inputs.dtype)[:, None]  # (B, 1)
+
+        h_fwd = self.forward_gru(inputs)  # h_j(fwd), exact for j < n: (B, S, u)
+        s_fwd = gather_time(h_fwd, last)[:, 0] * has_words  # state after word n: (B, u)
+        if keep is not None:
+            h_fwd = h_fwd * keep  # 0 at the pads
+        if not self.bidirectional:
+            return h_fwd, s_fwd
+
+        if mask is None:
+            h_rev = self.backward_gru(ops.flip(inputs, axis=1))  # (B, S, u)
+            s_bwd = h_rev[:, -1]  # after word 1: (B, u)
+            return ops.concatenate([h_fwd, ops.flip(h_rev, axis=1)], axis=-1), s_fwd, s_bwd
+        index = reverse_index(lengths, width)  # (B, S)
+        h_rev = self.backward_gru(gather_time(inputs, index))  # reads x_n .. x_1: (B, S, u)
+        s_bwd = gather_time(h_rev, last)[:, 0] * has_words  # after word 1: (B, u)
+        h_bwd = gather_time(h_rev, index) * keep  # back in source order: (B, S, u)
+        return ops.concatenate([h_fwd, h_bwd], axis=-1), s_fwd, s_bwd  # (B, S, 2u)
+
+    def compute_output_spec(self, inputs, mask=None):
+        b, s = inputs.shape[0], inputs.shape[1]
+        width = 2 * self.units if self.bidirectional else self.units
+        h = keras.KerasTensor((b, s, width), dtype=self.compute_dtype)
+        state = keras.KerasTensor((b, self.units), dtype=self.compute_dtype)
+        return (h, state, state) if self.bidirectional else (h, state)
+
+    def compute_mask(self, inputs, mask=None):
+        """`h` keeps the source mask (as `keras.layers.Bidirectional` does); states have none."""
+        if mask is None:
+            return None
+        return (mask, None, None) if self.bidirectional else (mask, None)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(units=self.units, bidirectional=self.bidirectional)
+        return config
