@@ -65,6 +65,43 @@ def describe_backend() -> dict:
     return info
 
 
+def _proc_stat_times(path="/proc/stat"):
+    """`(total, idle)` jiffies of all cores from Linux's ``/proc/stat`` (idle includes iowait)."""
+    with open(path) as f:
+        fields = [int(x) for x in f.readline().split()[1:9]]  # user .. steal
+    if len(fields) < 4:
+        raise ValueError(f"unexpected {path} format")
+    return sum(fields), fields[3] + (fields[4] if len(fields) > 4 else 0)
+
+
+def busy_cores(sample_seconds=0.25, stat_path="/proc/stat") -> float:
+    """How many cores other processes keep busy *now*.
+
+    On Linux, the non-idle share of all cores over a short window read from ``/proc/stat``
+    (this process sleeps meanwhile, so it counts only the others). Elsewhere, or if that
+    fails, the 1-minute load average. The load average alone is a poor guide right after
+    another job ends: it decays over minutes, so a lesson started just after another one
+    saw "1 core busy" on an idle 2-core machine and trained with 1 thread instead of 2
+    (lesson 03 on torch: 8,523 instead of 11,377 target tokens/s).
+    """
+    import os
+    import time
+
+    cores = os.cpu_count() or 1
+    try:
+        total0, idle0 = _proc_stat_times(stat_path)
+        time.sleep(sample_seconds)
+        total1, idle1 = _proc_stat_times(stat_path)
+        if total1 > total0:
+            return cores * (1.0 - (idle1 - idle0) / (total1 - total0))
+    except (OSError, ValueError):
+        pass
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return 0.0
+
+
 def auto_torch_threads() -> int:
     """Intra-op threads for torch training: the cores not already busy, at least 1.
 
@@ -72,17 +109,13 @@ def auto_torch_threads() -> int:
     already keep the cores busy (a shared machine, several notebooks, a test run) the extra
     threads fight for the same cores and a training step gets many times slower (measured
     here at load ~10 on 2 cores: 1 thread trained the Transformer 10x faster than 2, see
-    docs/benchmarks_training.md). Uses the 1-minute load average (POSIX; elsewhere the
-    core count).
+    docs/benchmarks_training.md). On an idle machine every core is used. "Busy" is
+    :func:`busy_cores`: measured now, not the slow 1-minute load average.
     """
     import os
 
     cores = os.cpu_count() or 1
-    try:
-        busy = os.getloadavg()[0]
-    except (AttributeError, OSError):
-        busy = 0.0
-    return max(1, min(cores, int(cores - busy + 0.5)))
+    return max(1, min(cores, int(cores - busy_cores() + 0.5)))
 
 
 class torch_threads:
@@ -100,15 +133,18 @@ class torch_threads:
             raise ValueError("`torch_threads` must be an int >= 1, 'auto' or None; received "
                              f"torch_threads={threads!r}.")
         self.threads = threads
+        self.n = None  # the count in force inside the block (torch only)
         self._previous = None
 
     def __enter__(self):
-        if self.threads is not None and keras.backend.backend() == "torch":
+        if keras.backend.backend() == "torch":
             import torch
 
-            self._previous = torch.get_num_threads()
-            n = auto_torch_threads() if self.threads == "auto" else self.threads
-            torch.set_num_threads(n)
+            if self.threads is not None:
+                self._previous = torch.get_num_threads()
+                torch.set_num_threads(auto_torch_threads() if self.threads == "auto"
+                                      else self.threads)
+            self.n = torch.get_num_threads()
         return self
 
     def __exit__(self, *exc):

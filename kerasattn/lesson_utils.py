@@ -367,6 +367,7 @@ class Trained:
     epochs_run: int
     params: int
     hparams: dict
+    torch_threads: int | None = None  # intra-op threads torch trained with (else None)
 
 
 def model_hparams(name: str, quick: bool, **overrides) -> dict:
@@ -451,7 +452,8 @@ def train_model(name: str, data: LessonData, settings: Settings, verbose: int | 
     return Trained(name=name, model=model, history=result.history,
                    train_seconds=float(result.train_seconds or wall),
                    tokens_per_second=result.tokens_per_second, epochs_run=result.epochs_run,
-                   params=int(model.count_params()), hparams=hp)
+                   params=int(model.count_params()), hparams=hp,
+                   torch_threads=result.torch_threads)
 
 
 def translate_batch(model, sources: Sequence[str], src_vocab, tgt_vocab, beam: int = 1,
@@ -574,8 +576,9 @@ class Lesson:
                         **train_kwargs)
         self.histories[name] = t.history
         tps = f"{t.tokens_per_second:,.0f} target tokens/s" if t.tokens_per_second else ""
+        threads = f" (torch: {t.torch_threads} threads)" if t.torch_threads else ""
         print(f"{name}: {t.params:,} parameters, {t.epochs_run} epochs in "
-              f"{t.train_seconds:.1f} s {tps}", flush=True)
+              f"{t.train_seconds:.1f} s {tps}{threads}", flush=True)
         return t
 
     def evaluate(self, trained: Trained, beam: int = 1) -> dict:
@@ -594,7 +597,7 @@ class Lesson:
         res = dict(model=trained.name, params=trained.params,
                    train_seconds=trained.train_seconds,
                    tokens_per_second=trained.tokens_per_second,
-                   epochs=trained.epochs_run,
+                   epochs=trained.epochs_run, torch_threads=trained.torch_threads,
                    bleu=float(metrics.corpus_bleu(hyps, refs)),
                    exact_match=float(metrics.exact_match(hyps, refs)),
                    decode_seconds=decode_seconds, backend=self.backend,

@@ -347,6 +347,7 @@ class TrainResult:
         tokens_per_second: training throughput in target tokens/s over this call.
         checkpoint_dir: where checkpoints were written, or None.
         keras_history: the ``keras.callbacks.History`` of this call's ``fit``.
+        torch_threads: torch's intra-op threads during ``fit`` (None on other backends).
     """
 
     history: dict
@@ -360,6 +361,7 @@ class TrainResult:
     tokens_per_second: float | None
     checkpoint_dir: str | None
     keras_history: object = dataclasses.field(default=None, repr=False)
+    torch_threads: int | None = None
 
 
 class _TrainTimer(keras.callbacks.Callback):
@@ -511,7 +513,7 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
                                                     monitor=monitor, resume_meta=meta)
             cbs.append(ckpt)                      # after `early`: saves its updated state
         cbs.extend(callbacks or [])
-        keras_history = None
+        keras_history = used_threads = None
         if done:                                  # nothing left: restore the best weights
             if early is not None and resume_best:
                 model.set_weights(resume_best)
@@ -527,7 +529,8 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
                 validation = TranslationDataset({**validation[0], LABEL_KEY: validation[1]},
                                                 batch_size=batch_size, shuffle=False,
                                                 bucket=bucket, pad_multiple=pad_multiple)
-            with backend_utils.torch_threads(torch_threads):
+            with backend_utils.torch_threads(torch_threads) as threads:
+                used_threads = threads.n
                 keras_history = model.fit(x, epochs=epochs, initial_epoch=initial_epoch,
                                           validation_data=validation, callbacks=cbs,
                                           verbose=verbose)
@@ -555,7 +558,7 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
         target_tokens_per_epoch=tokens,
         tokens_per_second=(tokens * n_run / seconds) if tokens and seconds > 0 else None,
         checkpoint_dir=None if checkpoint_dir is None else os.path.abspath(checkpoint_dir),
-        keras_history=keras_history)
+        keras_history=keras_history, torch_threads=used_threads)
 
 
 class _null_scope:

@@ -41,6 +41,13 @@
 # GRU from $s_t$, is a different model.) The weights $\alpha_{t\cdot}$ are a soft alignment:
 # we can draw them.
 #
+# **Padding.** A batch pads its sentences to one width. The forward GRU may run on into the
+# padding (its states at the real words are done by then), but the backward GRU must start
+# at the last *real* word, or $\overleftarrow{h}_j$ would summarise pad tokens.
+# `kerasattn.layers.EncoderGRU` reverses each sentence within its own length before the
+# backward pass and reverses the result back, so neither direction reads a pad; the decoder
+# then gives the padding weight 0 with the source mask.
+#
 # This lesson trains both models on the same data with the same budget and compares their
 # learning curves, their BLEU on the test split, and their BLEU as a function of sentence
 # length (the shape of the paper's Figure 2).

@@ -12,7 +12,7 @@ import pytest
 from conftest import to_numpy
 from test_training_helpers import tiny_bag, tiny_pairs
 
-from kerasattn import checkpointing, training
+from kerasattn import backend_utils, checkpointing, training
 from kerasattn.metrics import masked_sparse_ce
 from kerasattn.schedules import TransformerSchedule
 
@@ -230,8 +230,6 @@ def test_data_parallel_off_jax_names_the_backend(backend):
 
 
 def test_torch_threads_are_set_during_training_and_restored(backend):
-    from kerasattn import backend_utils
-
     seen = []
 
     class Probe(keras.callbacks.Callback):
@@ -245,13 +243,32 @@ def test_torch_threads_are_set_during_training_and_restored(backend):
         import torch
 
         before = torch.get_num_threads()
-    training.train(tiny_bag(), tiny_pairs(4), epochs=1, batch_size=4, torch_threads=1,
-                   early_stopping_patience=None, callbacks=[Probe()])
+    result = training.train(tiny_bag(), tiny_pairs(4), epochs=1, batch_size=4,
+                            torch_threads=1, early_stopping_patience=None,
+                            callbacks=[Probe()])
     if backend == "torch":
         assert seen == [1] and torch.get_num_threads() == before
+        assert result.torch_threads == 1  # reported with the result
+    else:
+        assert result.torch_threads is None
     assert 1 <= backend_utils.auto_torch_threads() <= (os.cpu_count() or 1)
     with pytest.raises(ValueError, match="torch_threads"):
         training.train(tiny_bag(), tiny_pairs(4), epochs=1, torch_threads=0)
+
+
+def test_busy_cores_reads_proc_stat_and_falls_back(tmp_path):
+    """`auto_torch_threads` counts the cores busy *now* (Linux /proc/stat), not the slow
+    1-minute load average; without /proc/stat it falls back to the load average."""
+    stat = tmp_path / "stat"
+    stat.write_text("cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 1 2 3 4 5 6 7 8 9 10\n")
+    assert backend_utils._proc_stat_times(str(stat)) == (1000, 850)  # total, idle + iowait
+    cores = os.cpu_count() or 1
+    assert 0.0 <= backend_utils.busy_cores(0.05) <= cores + 1e-6
+    missing = str(tmp_path / "no_such_file")
+    assert backend_utils.busy_cores(0.0, stat_path=missing) == pytest.approx(
+        os.getloadavg()[0], abs=0.5)
+    stat.write_text("cpu  1 2\n")  # malformed: fall back, do not crash
+    assert backend_utils.busy_cores(0.0, stat_path=str(stat)) >= 0.0
 
 
 def test_recommended_training_covers_every_model_and_trains():

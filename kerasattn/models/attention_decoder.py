@@ -156,7 +156,7 @@ class AttentionGRUDecoder(keras.layers.Layer):
         return z * s_prev + (1.0 - z) * candidate  # s_t: (B, u)
 
     def step(self, x_t, s_prev, memory, memory_mask=None, keys=None, training=None,
-             x_proj=None, weights=None):
+             x_proj=None, gru_weights=None):
         """One decoder step.
 
         Args:
@@ -165,7 +165,7 @@ class AttentionGRUDecoder(keras.layers.Layer):
             memory: `h_enc` `(B, S, D)`; memory_mask: `(B, S)` bool.
             keys: the output of :meth:`precompute`.
             x_proj: `project_inputs(x_t)` if already computed (teacher forcing).
-            weights: `step_weights(C)` if already sliced.
+            gru_weights: `step_weights(C)` if already sliced (once per sequence).
 
         Returns:
             `(s_t (B, u), c_t (B, C), weights (B, h, S))`.
@@ -182,7 +182,8 @@ class AttentionGRUDecoder(keras.layers.Layer):
                 s_prev, keys, memory_mask=memory_mask,
                 training=training)  # c_t = MHA(s_{t-1}, h_enc): (B, C), (B, h, S)
         c_t = _as_dtype(c_t, x_proj)
-        w_c, u, b_s = self.step_weights(c_t.shape[-1]) if weights is None else weights
+        w_c, u, b_s = (self.step_weights(c_t.shape[-1]) if gru_weights is None
+                       else gru_weights)
         x_proj = x_proj + ops.matmul(c_t, w_c)  # [y_{t-1}; c_t] W + b_x: (B, 3u)
         s_t = self.gru_step(x_proj, s_prev, u, b_s)  # s_t = GRU([y_{t-1}; c_t], s_{t-1})
         return s_t, c_t, attention
@@ -194,11 +195,12 @@ class AttentionGRUDecoder(keras.layers.Layer):
         c_dim = self.context_dim(memory.shape[-1])
         c0 = ops.zeros((batch, c_dim), dtype=initial_state.dtype)  # (B, C)
         w0 = ops.zeros((batch, self.num_heads, src_len), dtype=initial_state.dtype)
-        weights = self.step_weights(c_dim)
+        gru_weights = self.step_weights(c_dim)  # (W_c, U, b_s), sliced once
 
         def body(carry, x_proj_t):
             s_t, c_t, w_t = self.step(None, carry[0], memory, memory_mask, keys,
-                                      training=training, x_proj=x_proj_t, weights=weights)
+                                      training=training, x_proj=x_proj_t,
+                                      gru_weights=gru_weights)
             new = (s_t, _as_dtype(c_t, s_t), _as_dtype(w_t, s_t))
             return new, new  # TensorFlow's scan wants the emitted structure = the carry
 
