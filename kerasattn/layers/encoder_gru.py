@@ -96,28 +96,23 @@ class EncoderGRU(keras.layers.Layer):
         shape = check_rank("EncoderGRU", "inputs", inputs, (3,), "(B, S, E)")
         check_mask("EncoderGRU", "mask", mask, shape[:2], "(B, S)",
                    f"`inputs` of shape {fmt(shape)}")
-        width = ops.shape(inputs)[1]
-        if mask is None:
-            lengths = ops.full((ops.shape(inputs)[0],), width, dtype="int32")  # (B,)
-            keep = None
-        else:
-            lengths = ops.sum(ops.cast(mask, "int32"), axis=1)  # n: (B,)
-            keep = ops.cast(mask, inputs.dtype)[:, :, None]  # (B, S, 1)
+        h_fwd = self.forward_gru(inputs)  # h_j(fwd), exact for j < n: (B, S, u)
+        if mask is None:  # no padding: the plain (bidirectional) GRU
+            if not self.bidirectional:
+                return h_fwd, h_fwd[:, -1]
+            h_rev = self.backward_gru(ops.flip(inputs, axis=1))  # reads x_S .. x_1: (B, S, u)
+            h = ops.concatenate([h_fwd, ops.flip(h_rev, axis=1)], axis=-1)  # (B, S, 2u)
+            return h, h_fwd[:, -1], h_rev[:, -1]
+
+        lengths = ops.sum(ops.cast(mask, "int32"), axis=1)  # n: (B,)
+        keep = ops.cast(mask, inputs.dtype)[:, :, None]  # (B, S, 1)
         last = ops.maximum(lengths - 1, 0)[:, None]  # position n - 1: (B, 1)
         has_words = ops.cast(lengths > 0, inputs.dtype)[:, None]  # (B, 1)
-
-        h_fwd = self.forward_gru(inputs)  # h_j(fwd), exact for j < n: (B, S, u)
         s_fwd = gather_time(h_fwd, last)[:, 0] * has_words  # state after word n: (B, u)
-        if keep is not None:
-            h_fwd = h_fwd * keep  # 0 at the pads
+        h_fwd = h_fwd * keep  # 0 at the pads
         if not self.bidirectional:
             return h_fwd, s_fwd
-
-        if mask is None:
-            h_rev = self.backward_gru(ops.flip(inputs, axis=1))  # (B, S, u)
-            s_bwd = h_rev[:, -1]  # after word 1: (B, u)
-            return ops.concatenate([h_fwd, ops.flip(h_rev, axis=1)], axis=-1), s_fwd, s_bwd
-        index = reverse_index(lengths, width)  # (B, S)
+        index = reverse_index(lengths, ops.shape(inputs)[1])  # (B, S)
         h_rev = self.backward_gru(gather_time(inputs, index))  # reads x_n .. x_1: (B, S, u)
         s_bwd = gather_time(h_rev, last)[:, 0] * has_words  # after word 1: (B, u)
         h_bwd = gather_time(h_rev, index) * keep  # back in source order: (B, S, u)
