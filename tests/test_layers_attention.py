@@ -12,6 +12,7 @@ from keras import ops
 from conftest import to_numpy
 from kerasattn import reference as R
 from kerasattn.layers import BahdanauAttention, MultiHeadCross, scaled_dot_product_attention
+from kerasattn.layers.masking import mask_bias
 
 ATOL = 1e-5
 rng = np.random.default_rng(0)
@@ -328,6 +329,11 @@ def test_multi_head_attend_step_matches_reference():
         r_out, r_w = _mha_reference(layer, QUERY[:, i:i + 1], MEMORY, value_mask=MEM_MASK)
         np.testing.assert_allclose(to_numpy(ctx), r_out[:, 0], atol=ATOL)
         np.testing.assert_allclose(to_numpy(w), r_w[:, :, 0], atol=ATOL)
+        # the mask as precomputed (bias, keep): the decoder's training loop
+        ctx2, w2 = layer.attend_step(QUERY[:, i], kv,
+                                     memory_bias=mask_bias(MEM_MASK, "float32"))
+        np.testing.assert_allclose(to_numpy(ctx2), r_out[:, 0], atol=ATOL)
+        np.testing.assert_allclose(to_numpy(w2), r_w[:, :, 0], atol=ATOL)
     with pytest.raises(ValueError, match=r"`query`.*rank 2.*\(2, 3, 8\)"):
         layer.attend_step(QUERY, kv)
     with pytest.raises(ValueError, match=r"`memory_kv`.*pair \(K, V\).*received ndarray"):

@@ -6,6 +6,8 @@ from keras import ops
 from conftest import to_numpy
 from kerasattn import reference as R
 from kerasattn.layers import causal_mask, combine_masks, masked_softmax, padding_mask
+from kerasattn.layers.masking import biased_softmax, mask_bias
+from test_layers_attention import grad
 
 
 def test_padding_mask():
@@ -44,3 +46,26 @@ def test_masked_softmax_matches_reference_and_zero_rows():
     np.testing.assert_array_equal(got[0, 1], 0.0)
     np.testing.assert_allclose(to_numpy(masked_softmax(scores)), R.softmax(scores),
                                atol=1e-6)
+
+
+def test_biased_softmax_equals_masked_softmax_values_and_gradients():
+    """The loop form `softmax(e + bias) * keep` (bias, keep computed once) is the masked
+    softmax: same weights (exact zeros at the mask, a fully masked row all 0) and the same
+    gradient with respect to the scores."""
+    rng = np.random.default_rng(1)
+    scores = rng.normal(size=(3, 2, 5)).astype("float32") * 3
+    mask = rng.random((3, 1, 5)) > 0.4
+    mask[1] = False  # a fully masked row
+    mask[0, 0, 0] = True
+    bias, keep = mask_bias(mask, "float32")
+    assert tuple(bias.shape) == tuple(keep.shape) == mask.shape
+    got = to_numpy(biased_softmax(scores, bias, keep))
+    np.testing.assert_allclose(got, R.masked_softmax(scores, mask), atol=1e-6)
+    np.testing.assert_array_equal(got[~np.broadcast_to(mask, got.shape)], 0.0)
+    np.testing.assert_array_equal(got[1], 0.0)
+    w = rng.normal(size=scores.shape).astype("float32")  # a loss that weighs every entry
+    g_masked = grad(lambda e: ops.sum(ops.multiply(masked_softmax(e, mask), w)), scores)[0]
+    g_biased = grad(lambda e: ops.sum(ops.multiply(biased_softmax(e, bias, keep), w)),
+                    scores)[0]
+    np.testing.assert_allclose(g_biased, g_masked, atol=1e-6)
+    np.testing.assert_array_equal(g_biased[1], 0.0)  # nothing flows into a masked row

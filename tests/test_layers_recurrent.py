@@ -1,5 +1,5 @@
-"""The recurrent pieces (every backend): EncoderGRU, the Bahdanau decoder's GRU step and
-BahdanauAttention.attend_step.
+"""The recurrent pieces (every backend): the GRU step and the scan they run on,
+EncoderGRU, the Bahdanau decoder's GRU step and BahdanauAttention.attend_step.
 
 Each equals the float64 NumPy reference (and Keras's own masked GRU / GRUCell) given the
 same weights; plus padding invariance, gradients that never reach the padding, compiled
@@ -13,6 +13,8 @@ from keras import ops
 from conftest import to_numpy
 from kerasattn import reference as R
 from kerasattn.layers import BahdanauAttention, EncoderGRU
+from kerasattn.layers.masking import mask_bias
+from kerasattn.layers.recurrence import gru_step, scan
 from kerasattn.models.attention_decoder import AttentionGRUDecoder
 from test_layers_attention import grad
 
@@ -35,6 +37,62 @@ def test_reference_gru_cell_equals_keras_gru_cell():
     out, _ = cell(x, [s])
     np.testing.assert_allclose(to_numpy(out), R.gru_cell(x, s, kernel, recurrent, bias),
                                atol=ATOL)
+
+
+# -- gru_step and scan ----------------------------------------------------------------
+def test_gru_step_runs_stacked_grus_side_by_side():
+    """One call with the weights of D = 2 GRUs stacked on a leading axis (what EncoderGRU
+    does for its two directions) equals each GRU's own step and the NumPy cell."""
+    cells = [keras.layers.GRUCell(U), keras.layers.GRUCell(U)]
+    x = rng.normal(size=(2, B, E)).astype("float32")
+    s = rng.normal(size=(2, B, U)).astype("float32")
+    weights = []
+    for cell in cells:
+        cell.build((None, E))
+        cell.bias.assign(rng.normal(size=(2, 3 * U)).astype("float32"))
+        weights.append(R.weights_of(cell))
+    f32 = lambda a: ops.convert_to_tensor(np.asarray(a, "float32"))  # noqa: E731
+    proj = np.stack([x[d] @ k + b[0] for d, (k, _, b) in enumerate(weights)])  # (2, B, 3u)
+    u = np.stack([r for _, r, _ in weights])
+    b_s = np.stack([b[1] for _, _, b in weights])[:, None, :]
+    both = to_numpy(gru_step(f32(proj), f32(s), f32(u), f32(b_s)))
+    for d, (k, r, b) in enumerate(weights):
+        alone = to_numpy(gru_step(f32(proj[d]), f32(s[d]), f32(r), f32(b[1])))
+        np.testing.assert_allclose(both[d], alone, atol=ATOL)
+        np.testing.assert_allclose(both[d], R.gru_cell(x[d], s[d], k, r, b), atol=ATOL)
+
+
+def test_scan_values_and_gradient():
+    """`scan` (an unstacked Python loop on torch, ops.scan elsewhere) on the linear
+    recurrence s_t = a s_{t-1} + x_t: states, tuple outputs, and d(sum_t s_t)/dx_t =
+    sum_{k >= t} a^(k - t), which is the gradient the torch loop must deliver."""
+    T, a = 5, 0.5
+    xs = rng.normal(size=(T, 2, 3)).astype("float32")
+
+    def body(carry, x_t):  # (TensorFlow's scan wants outputs shaped like the carry)
+        s = carry[0] * a + x_t
+        return (s, carry[1] + s), (s, 2.0 * s)
+
+    zeros = np.zeros((2, 3), "float32")
+    (s_T, running), (states, doubled) = scan(body, (zeros, zeros), xs)
+    want = np.zeros((2, 3))
+    wants = []
+    for t in range(T):
+        want = a * want + xs[t]
+        wants.append(want)
+    np.testing.assert_allclose(to_numpy(states), np.stack(wants), atol=1e-6)
+    np.testing.assert_allclose(to_numpy(doubled), 2.0 * np.stack(wants), atol=1e-6)
+    np.testing.assert_allclose(to_numpy(s_T), wants[-1], atol=1e-6)
+    np.testing.assert_allclose(to_numpy(running), np.sum(wants, axis=0), atol=1e-5)
+
+    def total(x):
+        return ops.sum(scan(lambda s, x_t: (s * a + x_t, s * a + x_t),
+                            ops.zeros((2, 3)), x)[1])
+
+    g = grad(total, xs)[0]
+    expect = np.array([sum(a ** (k - t) for k in range(t, T)) for t in range(T)])
+    np.testing.assert_allclose(g, np.broadcast_to(expect[:, None, None], xs.shape),
+                               atol=1e-6)
 
 
 # -- EncoderGRU ---------------------------------------------------------------------------
@@ -148,6 +206,11 @@ def test_bahdanau_attend_step_equals_call(score):
     ctx2, w2 = layer.attend_step(query, memory, memory_keys=keys, memory_mask=mask)
     np.testing.assert_allclose(to_numpy(ctx2), to_numpy(ctx), atol=ATOL)
     np.testing.assert_allclose(to_numpy(w2), to_numpy(w), atol=ATOL)
+    # the mask as precomputed (bias, keep), the form the decoder's training loop uses
+    ctx4, w4 = layer.attend_step(query, memory, memory_keys=keys,
+                                 memory_bias=mask_bias(mask, "float32"))
+    np.testing.assert_allclose(to_numpy(ctx4), to_numpy(ctx), atol=ATOL)
+    np.testing.assert_allclose(to_numpy(w4), to_numpy(w), atol=ATOL)
     # training: the context sees dropped weights, the returned weights do not
     ctx3, w3 = layer.attend_step(query, memory, memory_keys=keys, memory_mask=mask,
                                  training=True)

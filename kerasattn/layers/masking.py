@@ -89,3 +89,31 @@ def masked_softmax(scores, mask=None, axis=-1):
     # A fully masked row was softmax'ed over equal fillers (uniform): multiplying by the
     # mask zeroes it, and leaves every other row unchanged (its masked entries are ~0).
     return weights * ops.cast(mask, weights.dtype)
+
+
+def mask_bias(mask, dtype="float32"):
+    """A boolean mask as the additive terms of :func:`biased_softmax`, for use in a loop.
+
+    Args:
+        mask: boolean tensor, True = keep.
+        dtype: float dtype of the scores the terms will be added to.
+
+    Returns:
+        `(bias, keep)` shaped like `mask`: `bias` = 0 where kept and the large negative
+        filler elsewhere, `keep` = 1.0 / 0.0. A decoder that applies the same source mask
+        at every step computes them once per sentence.
+    """
+    mask = ops.cast(mask, "bool")
+    fill = _large_negative(keras.backend.standardize_dtype(dtype))
+    bias = ops.where(mask, ops.zeros((), dtype=dtype), ops.full((), fill, dtype=dtype))
+    return bias, ops.cast(mask, dtype)
+
+
+def biased_softmax(scores, bias, keep, axis=-1):
+    """:func:`masked_softmax` with the mask given as ``mask_bias(mask)``: 3 ops, not 6.
+
+    `softmax(e + bias) * keep`: the kept entries see a bias of 0, the masked ones a large
+    negative number (weight exactly 0 after the softmax), and `keep` zeroes a fully masked
+    row. Equal to ``masked_softmax(scores, mask, axis)`` (tested).
+    """
+    return ops.multiply(ops.softmax(ops.add(scores, bias), axis=axis), keep)

@@ -17,7 +17,8 @@ from keras import ops
 
 from kerasattn.layers._checks import check_dim, check_mask, check_rank, fmt, static_shape
 from kerasattn.layers.dot_product import scaled_dot_product_attention
-from kerasattn.layers.masking import causal_mask, combine_masks, masked_softmax
+from kerasattn.layers.masking import (biased_softmax, causal_mask, combine_masks,
+                                      masked_softmax)
 
 
 @keras.saving.register_keras_serializable(package="kerasattn")
@@ -230,7 +231,8 @@ class MultiHeadCross(keras.layers.Layer):
         dtype = dtype or self.compute_dtype
         return ops.zeros(shape, dtype=dtype), ops.zeros(shape, dtype=dtype)
 
-    def attend_step(self, query, memory_kv, memory_mask=None, training=None):
+    def attend_step(self, query, memory_kv, memory_mask=None, training=None,
+                    memory_bias=None):
         """One query vector per row: the same math as ``call`` with a single query.
 
         `c = [head_1; ...; head_h] W_o + b_o` with `head_i = softmax(q_i K_i^T / sqrt(d_h))
@@ -241,6 +243,8 @@ class MultiHeadCross(keras.layers.Layer):
             memory_kv: `(K, V)` from :meth:`project_memory`, each `(B, h, S, d_h)`.
             memory_mask: optional bool `(B, S)` (or `(1, S)`), True = real source token.
             training: enables dropout on the weights.
+            memory_bias: optional `mask_bias(memory_mask)`, `(bias, keep)` each `(B, S)`,
+                computed once per sentence; used instead of `memory_mask` when given.
 
         Returns:
             `(context (B, d_model), weights (B, h, S))`; weights before dropout.
@@ -259,8 +263,12 @@ class MultiHeadCross(keras.layers.Layer):
         einsum = keras.backend.backend() != "torch"
         scores = (ops.einsum("bhd,bhsd->bhs", q, k) if einsum
                   else ops.sum(q[:, :, None, :] * k, axis=-1)) * scale  # q_i K_i^T/sqrt(d_h): (B,h,S)
-        mask = None if memory_mask is None else memory_mask[:, None, :]  # (B, 1, S)
-        weights = masked_softmax(scores, mask)  # (B, h, S)
+        if memory_bias is not None:
+            bias, keep = memory_bias
+            weights = biased_softmax(scores, bias[:, None, :], keep[:, None, :])  # (B, h, S)
+        else:
+            mask = None if memory_mask is None else memory_mask[:, None, :]  # (B, 1, S)
+            weights = masked_softmax(scores, mask)  # (B, h, S)
         dropped = (self.dropout_layer(weights, training=training)
                    if training and self.dropout > 0.0 else weights)
         heads = (ops.einsum("bhs,bhsd->bhd", dropped, v) if einsum

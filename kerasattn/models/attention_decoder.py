@@ -23,6 +23,8 @@ import keras
 from keras import ops
 
 from kerasattn.layers import BahdanauAttention, MultiHeadCross
+from kerasattn.layers.recurrence import gru_step, scan
+from kerasattn.layers.masking import mask_bias
 from kerasattn.models.common import IncrementalDecoder
 
 ATTENTIONS = ("additive", "multihead")
@@ -135,28 +137,10 @@ class AttentionGRUDecoder(keras.layers.Layer):
         w_c = kernel[kernel.shape[0] - context_dim:]  # (C, 3u)
         return w_c, self.cell.recurrent_kernel, self.cell.bias[1]
 
-    @staticmethod
-    def gru_step(x_proj, s_prev, recurrent_kernel, recurrent_bias):
-        """`s_t = GRU(x, s_{t-1})` from the projected input `x_proj = x W + b_x` `(B, 3u)`.
-
-        Keras's `GRUCell` math (gates z, r, candidate; reset after the matmul), on the same
-        weights:
-
-            z = sigmoid(x W_z + b_z + s_{t-1} U_z + b'_z)         update gate
-            r = sigmoid(x W_r + b_r + s_{t-1} U_r + b'_r)         reset gate
-            s~ = tanh(x W_h + b_h + r * (s_{t-1} U_h + b'_h))     candidate
-            s_t = z * s_{t-1} + (1 - z) * s~
-        """
-        s_proj = ops.matmul(s_prev, recurrent_kernel) + recurrent_bias  # s U + b_s: (B, 3u)
-        x_z, x_r, x_h = ops.split(x_proj, 3, axis=-1)  # (B, u) each
-        s_z, s_r, s_h = ops.split(s_proj, 3, axis=-1)
-        z = ops.sigmoid(x_z + s_z)  # update gate
-        r = ops.sigmoid(x_r + s_r)  # reset gate
-        candidate = ops.tanh(x_h + r * s_h)  # s~
-        return z * s_prev + (1.0 - z) * candidate  # s_t: (B, u)
+    gru_step = staticmethod(gru_step)  # Keras's GRUCell math: see kerasattn.layers.recurrence
 
     def step(self, x_t, s_prev, memory, memory_mask=None, keys=None, training=None,
-             x_proj=None, gru_weights=None):
+             x_proj=None, gru_weights=None, memory_bias=None):
         """One decoder step.
 
         Args:
@@ -166,6 +150,8 @@ class AttentionGRUDecoder(keras.layers.Layer):
             keys: the output of :meth:`precompute`.
             x_proj: `project_inputs(x_t)` if already computed (teacher forcing).
             gru_weights: `step_weights(C)` if already sliced (once per sequence).
+            memory_bias: `mask_bias(memory_mask)` if already computed (once per
+                sequence); replaces `memory_mask`.
 
         Returns:
             `(s_t (B, u), c_t (B, C), weights (B, h, S))`.
@@ -175,12 +161,12 @@ class AttentionGRUDecoder(keras.layers.Layer):
         if self.attention_kind == "additive":
             c_t, alpha = self.attention.attend_step(
                 s_prev, memory, memory_keys=keys, memory_mask=memory_mask,
-                training=training)  # c_t = sum_j alpha_tj h_j: (B, D), (B, S)
+                training=training, memory_bias=memory_bias)  # c_t = sum_j alpha_tj h_j: (B, D), (B, S)
             attention = alpha[:, None, :]  # (B, 1, S)
         else:
             c_t, attention = self.attention.attend_step(
                 s_prev, keys, memory_mask=memory_mask,
-                training=training)  # c_t = MHA(s_{t-1}, h_enc): (B, C), (B, h, S)
+                training=training, memory_bias=memory_bias)  # c_t = MHA(s_{t-1}, h_enc): (B, C), (B, h, S)
         c_t = _as_dtype(c_t, x_proj)
         w_c, u, b_s = (self.step_weights(c_t.shape[-1]) if gru_weights is None
                        else gru_weights)
@@ -196,17 +182,19 @@ class AttentionGRUDecoder(keras.layers.Layer):
         c0 = ops.zeros((batch, c_dim), dtype=initial_state.dtype)  # (B, C)
         w0 = ops.zeros((batch, self.num_heads, src_len), dtype=initial_state.dtype)
         gru_weights = self.step_weights(c_dim)  # (W_c, U, b_s), sliced once
+        bias = (None if memory_mask is None
+                else mask_bias(memory_mask, memory.dtype))  # (bias, keep): (B, S) each
 
         def body(carry, x_proj_t):
-            s_t, c_t, w_t = self.step(None, carry[0], memory, memory_mask, keys,
+            s_t, c_t, w_t = self.step(None, carry[0], memory, None, keys,
                                       training=training, x_proj=x_proj_t,
-                                      gru_weights=gru_weights)
+                                      gru_weights=gru_weights, memory_bias=bias)
             new = (s_t, _as_dtype(c_t, s_t), _as_dtype(w_t, s_t))
             return new, new  # TensorFlow's scan wants the emitted structure = the carry
 
         x_proj = self.project_inputs(inputs)  # y_{t-1} W_y + b_x for every t: (B, T, 3u)
         xs = ops.transpose(x_proj, (1, 0, 2))  # time-major (T, B, 3u)
-        _, (states, contexts, attention) = ops.scan(body, (initial_state, c0, w0), xs)
+        _, (states, contexts, attention) = scan(body, (initial_state, c0, w0), xs)
         outputs = ops.concatenate([states, contexts], axis=-1)  # (T, B, u + C)
         outputs = ops.transpose(outputs, (1, 0, 2))  # (B, T, u + C)
         if return_attention:
