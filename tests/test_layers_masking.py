@@ -6,7 +6,7 @@ from keras import ops
 from conftest import to_numpy
 from kerasattn import reference as R
 from kerasattn.layers import causal_mask, combine_masks, masked_softmax, padding_mask
-from kerasattn.layers.masking import biased_softmax, mask_bias
+from kerasattn.layers.masking import biased_softmax, causal_step_bias, mask_bias
 from test_layers_attention import grad
 
 
@@ -69,3 +69,16 @@ def test_biased_softmax_equals_masked_softmax_values_and_gradients():
                     scores)[0]
     np.testing.assert_allclose(g_biased, g_masked, atol=1e-6)
     np.testing.assert_array_equal(g_biased[1], 0.0)  # nothing flows into a masked row
+
+
+@pytest.mark.parametrize("t", [0, 3, 5])
+def test_causal_step_bias_is_row_t_of_the_causal_mask(t):
+    """The per-step causal terms (NumPy-built for an int step, backend ops for a tensor
+    step, as in a compiled loop) are `mask_bias` of row t of the causal mask."""
+    want_bias, want_keep = (to_numpy(a) for a in mask_bias(R.causal_mask(6)[t:t + 1]))
+    for index in (t, ops.convert_to_tensor(t, "int32")):
+        bias, keep = causal_step_bias(index, 6, "float32")
+        assert tuple(bias.shape) == tuple(keep.shape) == (1, 6)
+        np.testing.assert_array_equal(to_numpy(keep), want_keep)
+        np.testing.assert_array_equal(to_numpy(bias), want_bias)
+    np.testing.assert_array_equal(want_keep[0], np.arange(6) <= t)

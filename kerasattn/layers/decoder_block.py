@@ -128,7 +128,8 @@ class TransformerDecoderBlock(keras.layers.Layer):
         return result[0] if len(result) == 1 else result
 
     def decode_step(self, x, self_attention_cache, encoder_memory, index,
-                    encoder_padding_mask=None):
+                    encoder_padding_mask=None, self_attention_bias=None,
+                    encoder_padding_bias=None):
         """One incremental decoding step for the newest position `t` (inference only).
 
         The same math as ``call`` at position `t` of a causal pass (tested equal), through
@@ -142,16 +143,23 @@ class TransformerDecoderBlock(keras.layers.Layer):
                 `(B, h, S, d_h)`, projected once per sentence.
             index: `t` (int or scalar int tensor).
             encoder_padding_mask: bool `(B, S)`, True = real source token.
+            self_attention_bias: optional `(bias, keep)` of the causal mask at step `t`,
+                each `(1, T_max)` (a row of ``masking.causal_bias_table``), shared by every
+                layer of the stack.
+            encoder_padding_bias: optional ``mask_bias(encoder_padding_mask)``, computed once
+                per sentence; replaces `encoder_padding_mask`.
 
         Returns:
             `(z (B, d_model), self_attention_cache, self_weights (B, h, T_max),
             cross_weights (B, h, S))`.
         """
         a1, self_weights, cache = self.self_attention.self_attend_step(
-            x, self_attention_cache, index)  # MHA_mask(X, X, X) at t, keys 0..t
+            x, self_attention_cache, index,
+            causal_bias=self_attention_bias)  # MHA_mask(X, X, X) at t, keys 0..t
         y1 = self.add_norm_1.decode_step(x, a1)  # Y1 = LN(X + MHA_mask(X, X, X))
         a2, cross_weights = self.cross_attention.attend_step(
-            y1, encoder_memory, memory_mask=encoder_padding_mask)  # MHA(Y1, H_enc, H_enc)
+            y1, encoder_memory, memory_mask=encoder_padding_mask,
+            memory_bias=encoder_padding_bias)  # MHA(Y1, H_enc, H_enc)
         y2 = self.add_norm_2.decode_step(y1, a2)  # Y2 = LN(Y1 + MHA(Y1, H, H))
         z = self.add_norm_3.decode_step(y2, self.ffn.decode_step(y2))  # Z = LN(Y2 + FFN(Y2))
         return z, cache, self_weights, cross_weights

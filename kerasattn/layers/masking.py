@@ -13,6 +13,7 @@ and a row with no allowed key at all (every ``m_ik`` False) gives a row of zeros
 from __future__ import annotations
 
 import keras
+import numpy as np
 from keras import ops
 
 
@@ -107,6 +108,28 @@ def mask_bias(mask, dtype="float32"):
     fill = _large_negative(keras.backend.standardize_dtype(dtype))
     bias = ops.where(mask, ops.zeros((), dtype=dtype), ops.full((), fill, dtype=dtype))
     return bias, ops.cast(mask, dtype)
+
+
+def causal_step_bias(index, max_length, dtype="float32"):
+    """``mask_bias`` of the causal mask at incremental-decoding step `index`.
+
+    Args:
+        index: the step `t`: an int (eager loop: the row is built in NumPy, no backend op
+            but the conversion) or a scalar int tensor (a compiled loop).
+        max_length: `T_max`, the width of the key/value cache.
+        dtype: float dtype of the attention scores.
+
+    Returns:
+        `(bias, keep)`, each `(1, T_max)`: keys `j <= t` kept. Computed once per step and
+        shared by every layer of a decoder stack.
+    """
+    dtype = keras.backend.standardize_dtype(dtype)
+    if isinstance(index, (int, np.integer)):
+        keep = (np.arange(max_length) <= int(index))[None]  # j <= t: (1, T_max)
+        bias = np.where(keep, 0.0, _large_negative(dtype))
+        return (ops.convert_to_tensor(bias.astype(dtype)),
+                ops.convert_to_tensor(keep.astype(dtype)))
+    return mask_bias(causal_mask(1, max_length, offset=index), dtype)
 
 
 def biased_softmax(scores, bias, keep, axis=-1):

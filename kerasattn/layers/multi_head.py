@@ -193,7 +193,8 @@ class MultiHeadCross(keras.layers.Layer):
 
     def _project(self, dense, x):
         """`x W + b` per head for one position: `(B, d_in)` -> `(B, h, d_h)`."""
-        y = ops.einsum("bd,dhk->bhk", x, dense.kernel)  # x W^(i): (B, h, d_h)
+        # `.value` here too: einsum on the backend tensor skips a conversion per call
+        y = ops.einsum("bd,dhk->bhk", x, dense.kernel.value)  # x W^(i): (B, h, d_h)
         # `.value`: the backend tensor, so `+` is the backend's own add (on eager torch a
         # variable operand would route through keras.ops and its per-call overhead)
         return y if dense.bias is None else y + dense.bias.value  # + b^(i)
@@ -274,12 +275,12 @@ class MultiHeadCross(keras.layers.Layer):
         heads = (ops.einsum("bhs,bhsd->bhd", dropped, v) if einsum
                  else ops.sum(dropped[..., None] * v, axis=2))  # head_i = alpha_i V_i: (B,h,d_h)
         context = ops.einsum("bhk,hkd->bd", heads,
-                             self.output_dense.kernel)  # [head_1..h] W_o: (B, d_model)
+                             self.output_dense.kernel.value)  # [head_1..h] W_o: (B, d_model)
         if self.output_dense.bias is not None:
             context = context + self.output_dense.bias.value  # + b_o
         return context, weights
 
-    def self_attend_step(self, query, cache, index):
+    def self_attend_step(self, query, cache, index, causal_bias=None):
         """Causal self-attention of the newest position `t` over a key/value cache.
 
         The query's own key `k_t = x_t W_k + b_k` and value `v_t` are written at slot `t`
@@ -292,6 +293,9 @@ class MultiHeadCross(keras.layers.Layer):
             cache: `(K, V)` from :meth:`init_cache` or a previous step, each
                 `(B, h, T_max, d_h)`, slots `0..t-1` filled.
             index: `t` (int or scalar int tensor; works under `jit`).
+            causal_bias: optional `mask_bias(j <= t)`, `(bias, keep)` each `(1, T_max)`:
+                the causal mask at step `t`, computed once per step for every layer
+                (``causal_step_bias``); computed here when None.
 
         Returns:
             `(output (B, d_model), weights (B, h, T_max), (K, V))` with slot `t` written.
@@ -310,10 +314,14 @@ class MultiHeadCross(keras.layers.Layer):
             k_cache, start, self._project(self.key_dense, query)[:, :, None])  # K[:, :, t]
         v_cache = ops.slice_update(
             v_cache, start, self._project(self.value_dense, query)[:, :, None])  # V[:, :, t]
-        t_max = ops.shape(k_cache)[2]
-        causal = ops.less_equal(ops.arange(t_max, dtype="int32"),
-                                ops.cast(index, "int32"))[None]  # j <= t: (1, T_max)
-        output, weights = self.attend_step(query, (k_cache, v_cache), causal)
+        if causal_bias is None:
+            t_max = ops.shape(k_cache)[2]
+            causal = ops.less_equal(ops.arange(t_max, dtype="int32"),
+                                    ops.cast(index, "int32"))[None]  # j <= t: (1, T_max)
+            output, weights = self.attend_step(query, (k_cache, v_cache), causal)
+        else:
+            output, weights = self.attend_step(query, (k_cache, v_cache),
+                                               memory_bias=causal_bias)
         return output, weights, (k_cache, v_cache)
 
     def _fused_attention(self, q, k, v, mask):

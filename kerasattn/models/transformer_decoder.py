@@ -20,6 +20,7 @@ import keras
 from keras import ops
 
 from kerasattn.layers import PositionalEncoding, RandomPositionShift, TransformerDecoderBlock
+from kerasattn.layers.masking import causal_step_bias, mask_bias
 from kerasattn.models.common import IncrementalDecoder
 
 
@@ -69,7 +70,10 @@ class TransformerDecoderAdapter(IncrementalDecoder):
 
     State: ``mask`` `(B, S)`, and per block ``l``: ``self_keys_l``, ``self_values_l``
     `(B, h, T_max, d_h)` (slot t written at step t) and ``cross_keys_l``,
-    ``cross_values_l`` `(B, h, S, d_h)` (projected once in :meth:`init_state`).
+    ``cross_values_l`` `(B, h, S, d_h)` (projected once in :meth:`init_state`). The masks
+    as softmax terms: ``mask_bias`` / ``mask_keep`` `(B, S)`, the source padding, computed
+    once per sentence; the causal mask of step t is computed once per step
+    (``causal_step_bias``) and shared by every block.
     """
 
     encoder_outputs = ("encoder_memory", "source_mask")
@@ -88,6 +92,7 @@ class TransformerDecoderAdapter(IncrementalDecoder):
         memory = state["encoder_memory"]
         batch = ops.shape(memory)[0]
         new = {"mask": state["source_mask"]}
+        new["mask_bias"], new["mask_keep"] = mask_bias(state["source_mask"], memory.dtype)
         for i, block in enumerate(self.blocks):
             k, v = block.self_attention.init_cache(batch, max_length, memory.dtype)
             new[f"self_keys_{i}"], new[f"self_values_{i}"] = k, v
@@ -99,11 +104,15 @@ class TransformerDecoderAdapter(IncrementalDecoder):
         x = self.positional.decode_step(self.embed_step(token), t)  # Embed(y_{t-1}) + PE[t]
         new_state = dict(state)
         self_w, cross_w = [], []
+        keys = state["self_keys_0"]  # (B, h, T_max, d_h)
+        causal = causal_step_bias(t, keys.shape[2], keys.dtype)  # j <= t: (1, T_max) each
+        padding = (state["mask_bias"], state["mask_keep"])  # (B, S) each
         for i, block in enumerate(self.blocks):
             x, (k, v), w1, w2 = block.decode_step(
                 x, (state[f"self_keys_{i}"], state[f"self_values_{i}"]),
                 (state[f"cross_keys_{i}"], state[f"cross_values_{i}"]), t,
-                encoder_padding_mask=state["mask"])  # (B, d); keys 0..t; (B, h, T_max|S)
+                self_attention_bias=causal,
+                encoder_padding_bias=padding)  # (B, d); keys 0..t; (B, h, T_max|S)
             new_state[f"self_keys_{i}"], new_state[f"self_values_{i}"] = k, v
             self_w.append(w1)
             cross_w.append(w2)
