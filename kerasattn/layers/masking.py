@@ -129,7 +129,9 @@ def causal_step_bias(index, max_length, dtype="float32"):
         bias = np.where(keep, 0.0, _large_negative(dtype))
         return (ops.convert_to_tensor(bias.astype(dtype)),
                 ops.convert_to_tensor(keep.astype(dtype)))
-    return mask_bias(causal_mask(1, max_length, offset=index), dtype)
+    keep = ops.cast(ops.less_equal(ops.arange(max_length, dtype="int32"),
+                                   ops.cast(index, "int32")), dtype)[None]  # (1, T_max)
+    return (keep - 1.0) * (-_large_negative(dtype)), keep  # bias: 0 kept, filler masked
 
 
 def biased_softmax(scores, bias, keep, axis=-1):
