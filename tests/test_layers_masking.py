@@ -1,4 +1,5 @@
 """Mask helpers and the masked softmax (every backend)."""
+import keras
 import numpy as np
 import pytest
 from keras import ops
@@ -82,3 +83,17 @@ def test_causal_step_bias_is_row_t_of_the_causal_mask(t):
         np.testing.assert_array_equal(to_numpy(keep), want_keep)
         np.testing.assert_array_equal(to_numpy(bias), want_bias)
     np.testing.assert_array_equal(want_keep[0], np.arange(6) <= t)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_causal_step_bias_in_half_precision(dtype):
+    """Mixed-precision decoding: the terms come in the scores' dtype, for an eager int
+    step and for a traced tensor step, with the half-precision filler."""
+    for index in (2, ops.convert_to_tensor(2, "int32")):
+        bias, keep = causal_step_bias(index, 4, dtype)
+        assert keras.backend.standardize_dtype(bias.dtype) == dtype
+        assert keras.backend.standardize_dtype(keep.dtype) == dtype
+        np.testing.assert_array_equal(to_numpy(ops.cast(keep, "float32"))[0],
+                                      [1.0, 1.0, 1.0, 0.0])
+        assert float(to_numpy(ops.cast(bias, "float32"))[0, 3]) < -1e4
+        np.testing.assert_array_equal(to_numpy(ops.cast(bias, "float32"))[0, :3], 0.0)

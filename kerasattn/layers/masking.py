@@ -126,9 +126,10 @@ def causal_step_bias(index, max_length, dtype="float32"):
     dtype = keras.backend.standardize_dtype(dtype)
     if isinstance(index, (int, np.integer)):
         keep = (np.arange(max_length) <= int(index))[None]  # j <= t: (1, T_max)
-        bias = np.where(keep, 0.0, _large_negative(dtype))
-        return (ops.convert_to_tensor(bias.astype(dtype)),
-                ops.convert_to_tensor(keep.astype(dtype)))
+        bias = np.where(keep, 0.0, _large_negative(dtype)).astype("float32")
+        # built in float32, cast by the backend (NumPy knows bfloat16 only through ml_dtypes)
+        return (ops.convert_to_tensor(bias, dtype=dtype),
+                ops.convert_to_tensor(keep.astype("float32"), dtype=dtype))
     keep = ops.cast(ops.less_equal(ops.arange(max_length, dtype="int32"),
                                    ops.cast(index, "int32")), dtype)[None]  # (1, T_max)
     return (keep - 1.0) * (-_large_negative(dtype)), keep  # bias: 0 kept, filler masked
