@@ -144,8 +144,8 @@ class TransformerDecoderBlock(keras.layers.Layer):
             index: `t` (int or scalar int tensor).
             encoder_padding_mask: bool `(B, S)`, True = real source token.
             self_attention_bias: optional `(bias, keep)` of the causal mask at step `t`,
-                each `(1, T_max)` (a row of ``masking.causal_bias_table``), shared by every
-                layer of the stack.
+                each `(1, T_max)` (``masking.causal_step_bias``), computed once per step
+                and shared by every layer of the stack.
             encoder_padding_bias: optional ``mask_bias(encoder_padding_mask)``, computed once
                 per sentence; replaces `encoder_padding_mask`.
 
