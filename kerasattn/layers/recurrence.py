@@ -65,7 +65,8 @@ def scan(f, init, xs):
         return ops.scan(f, init, xs)
     carry = keras.tree.map_structure(ops.convert_to_tensor, init)  # as ops.scan does
     ys = []
-    for x_t in ops.unstack(ops.convert_to_tensor(xs), axis=0):  # one unbind: its gradient is one stack
+    # one unbind: its gradient is one stack
+    for x_t in ops.unstack(ops.convert_to_tensor(xs), axis=0):
         carry, y = f(carry, x_t)
         ys.append(y)
     if isinstance(ys[0], (tuple, list)):

@@ -23,8 +23,8 @@ import keras
 from keras import ops
 
 from kerasattn.layers import BahdanauAttention, MultiHeadCross
-from kerasattn.layers.recurrence import gru_step, scan
 from kerasattn.layers.masking import mask_bias
+from kerasattn.layers.recurrence import gru_step, scan
 from kerasattn.models.common import IncrementalDecoder
 
 ATTENTIONS = ("additive", "multihead")
@@ -161,12 +161,13 @@ class AttentionGRUDecoder(keras.layers.Layer):
         if self.attention_kind == "additive":
             c_t, alpha = self.attention.attend_step(
                 s_prev, memory, memory_keys=keys, memory_mask=memory_mask,
-                training=training, memory_bias=memory_bias)  # c_t = sum_j alpha_tj h_j: (B, D), (B, S)
+                training=training,
+                memory_bias=memory_bias)  # c_t = sum_j alpha_tj h_j: (B, D), (B, S)
             attention = alpha[:, None, :]  # (B, 1, S)
         else:
             c_t, attention = self.attention.attend_step(
-                s_prev, keys, memory_mask=memory_mask,
-                training=training, memory_bias=memory_bias)  # c_t = MHA(s_{t-1}, h_enc): (B, C), (B, h, S)
+                s_prev, keys, memory_mask=memory_mask, training=training,
+                memory_bias=memory_bias)  # c_t = MHA(s_{t-1}, h_enc): (B, C), (B, h, S)
         c_t = _as_dtype(c_t, x_proj)
         w_c, u, b_s = (self.step_weights(c_t.shape[-1]) if gru_weights is None
                        else gru_weights)
