@@ -14,7 +14,7 @@ in README.md and docs/lessons.md (or prints it).
 Usage (from the project root):
 
     python tools/results_table.py                       # outputs/lessons/, rewrite the docs
-    python tools/results_table.py runs/jax runs/torch   # several folders (e.g. one per backend)
+    python tools/results_table.py outputs/results       # e.g. outputs/results/<backend>/lesson_0N/
     python tools/results_table.py --print               # print the table, change nothing
     python tools/results_table.py --check               # exit 1 if the docs are out of date
 
@@ -119,13 +119,14 @@ def _num(x, fmt: str) -> str:
 def describe_settings(settings: dict) -> str:
     """A short sentence for one settings signature of ``Lesson``."""
     data = settings.get("data") or "the built-in corpus"
-    parts = [f"data: {data}"]
+    parts = ["quick mode (--quick)"] if settings.get("quick") else []
+    parts.append(f"data: {data}")
     n_train = settings.get("train_size") or (settings.get("sizes") or {}).get("train")
     parts.append(f"{n_train:,} training pairs" if n_train else "the whole training split")
     if settings.get("lesson_minutes") is not None:
         parts.append(f"{settings['lesson_minutes']:g} training minutes per lesson")
     if settings.get("epochs") is not None:
-        parts.append(f"at most {settings['epochs']} epochs")
+        parts.append(f"at most {settings['epochs']} epoch{'s' if settings['epochs'] != 1 else ''}")
     if settings.get("seed") is not None:
         parts.append(f"random seed {settings['seed']}")
     return ", ".join(parts)
