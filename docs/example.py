@@ -1,7 +1,7 @@
 """Build, train and translate: the Python example of README.md.
 
-The lines between the markers are the README's example, verbatim except the line that ends
-with ``# --quick``, which the README leaves out.
+The lines between the markers are the README's example, verbatim except the two lines that
+end with ``# --quick``, which the README leaves out.
 
 Run from the project root:
 
@@ -17,7 +17,8 @@ from kerasattn.models import build_model
 from kerasattn.training import recommended_training, train
 
 corpus = builtin_corpus()  # English -> French, generated locally (no download)
-if "--quick" in sys.argv[1:]: corpus.train, corpus.valid = corpus.train[:64], corpus.valid[:16]  # --quick
+if "--quick" in sys.argv[1:]:  # --quick
+    corpus.train, corpus.valid = corpus.train[:64], corpus.valid[:16]  # --quick
 src = Vocabulary.build(s for s, _ in corpus.train)
 tgt = Vocabulary.build(t for _, t in corpus.train)
 model = build_model("bahdanau", len(src), len(tgt))
