@@ -147,7 +147,8 @@ def attention_heatmap(weights, src_tokens: Sequence[str], tgt_tokens: Sequence[s
 
 def self_attention_heads(weights, tokens: Sequence[str], path=None, title: str | None = None,
                          focus: int | str | None = None, max_cols: int = 4,
-                         panel_size: float | None = None, dpi: int = DEFAULT_DPI) -> Figure:
+                         panel_size: float | None = None, vmax: float | None = None,
+                         dpi: int = DEFAULT_DPI) -> Figure:
     """Every head of one self-attention layer over one sentence, one panel per head.
 
     Rows are the words being re-represented (queries), columns the words they read (keys);
@@ -165,6 +166,9 @@ def self_attention_heads(weights, tokens: Sequence[str], path=None, title: str |
         focus: index or token of the query word to single out, or None.
         max_cols: panels per row.
         panel_size: inches per panel side (default grows with the sentence length).
+        vmax: weight drawn in the brightest colour (default: the largest weight shown, so
+            the spread-out weights of self-attention over a whole sentence stay visible;
+            the colour bar says the scale).
         dpi: pixels per inch.
 
     Returns:
@@ -190,6 +194,8 @@ def self_attention_heads(weights, tokens: Sequence[str], path=None, title: str |
     if focus is not None and not 0 <= int(focus) < n:
         raise ValueError(f"self_attention_heads: `focus` must be an index in [0, {n}); "
                          f"received {focus!r}")
+    if vmax is None:
+        vmax = float(w.max()) if w.max() > 0 else 1.0
     heads = w.shape[0]
     cols = min(heads, max_cols)
     rows = int(np.ceil(heads / cols))
@@ -203,7 +209,7 @@ def self_attention_heads(weights, tokens: Sequence[str], path=None, title: str |
         if i >= heads:
             ax.set_axis_off()
             continue
-        image = ax.imshow(w[i], cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto")
+        image = ax.imshow(w[i], cmap="viridis", vmin=0.0, vmax=vmax, aspect="auto")
         ax.set_xticks(range(n), tokens, rotation=90, fontsize=8)
         ax.set_yticks(range(n), tokens, fontsize=8)
         ax.set_title(f"head {i + 1}", fontsize=9)

@@ -184,10 +184,11 @@ lesson.attention_figure(bahdanau, "attention_bahdanau.png",
 # first and the two adjectives after it in mirror order. The built-in corpus has the same
 # rule (`kerasattn/data/lexicon.py`: post-nominal adjectives come out in mirror order), so
 # we ask the trained model for a sentence built around that phrase. Its reference
-# translation is "leur chat lit la zone économique européenne .". In a well-trained model
-# "zone" looks at "area", "économique" at "economic" and "européenne" at "european": an
-# anti-diagonal block, found without ever being told about alignments. (In `--quick` mode
-# the model is barely trained and the map is mostly noise.)
+# translation is "leur chat lit la zone économique européenne .". What to look for: an
+# anti-diagonal block, "zone" reading "area", "économique" reading "economic" and
+# "européenne" reading "european". A model that shows it learned the reordering from
+# sentence pairs alone; nobody told it about alignments. (In `--quick` mode the model is
+# barely trained and the map is noise.)
 
 # %%
 lesson.attention_figure(bahdanau, "attention_bahdanau_european_economic_area.png",

@@ -368,3 +368,26 @@ def test_lesson05_position_answer_matches_the_config_and_the_corpus():
     assert highest == k + longest_train
     test_words = num(find(rf"positions 0-({NUMBER}) of a ({NUMBER})-word sentence", a).group(2))
     assert test_words == max_words(corpus().test) and test_words - 1 <= highest
+
+
+# -------------------------------------------------------------------------------- figures
+def test_self_attention_heads_draws_every_head_and_checks_its_input(tmp_path):
+    from kerasattn import plots
+
+    tokens = "the girls that the dog sees are happy".split()
+    S = len(tokens) + 2                                                     # 2 pad positions
+    w = np.random.default_rng(0).dirichlet(np.ones(S), size=(1, 4, S))      # (1, h, S, S)
+    fig = plots.self_attention_heads(w, tokens, tmp_path / "heads", focus="are")
+    assert (tmp_path / "heads.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    panels = [ax for ax in fig.axes if ax.get_title().startswith("head")]
+    assert [ax.get_title() for ax in panels] == [f"head {i}" for i in range(1, 5)]
+    for ax, head in zip(panels, w[0]):
+        image = ax.get_images()[0].get_array()
+        np.testing.assert_allclose(image, head[:len(tokens), :len(tokens)])  # padding cut
+        assert len(ax.patches) == 1                                     # the focus row
+    with pytest.raises(ValueError, match="weights"):
+        plots.self_attention_heads(np.zeros((4, 3, 5)), tokens[:3])
+    with pytest.raises(ValueError, match="focus"):
+        plots.self_attention_heads(w, tokens, focus="cat")
+    with pytest.raises(ValueError, match="tokens"):
+        plots.self_attention_heads(np.zeros((2, 3, 3)), tokens)
