@@ -196,8 +196,8 @@ rows = evolution_rows(lesson)
 print(plots.evolution_table_markdown(rows))
 (lesson.out / "evolution_table.md").write_text(plots.evolution_table_markdown(rows))
 lesson.figure(plots.evolution_table_figure, "evolution_table.png", rows,
-              title=f"from Bahdanau to the Transformer ({lesson.backend}, same data and "
-                    f"budget)")
+              title=f"from Bahdanau to the Transformer ({lesson.backend}, same data, "
+                    f"same lesson budget)")
 
 # %% [markdown]
 # ## Check your understanding
