@@ -11,7 +11,7 @@ from __future__ import annotations
 import inspect
 import math
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import keras
@@ -23,7 +23,7 @@ LESSONS = Path(__file__).resolve().parents[1] / "lessons"
 NUMBER = r"-?\d[\d,]*(?:\.\d+)?"
 
 
-@lru_cache(maxsize=None)
+@cache
 def lesson_text(number: int) -> str:
     """The lesson's source, its markdown comment markers removed (`# ` at line start)."""
     (path,) = LESSONS.glob(f"{number:02d}_*.py")
@@ -34,7 +34,7 @@ def questions_and_answers(number: int) -> list[tuple[str, str]]:
     """(question, answer) pairs of the lesson's check-your-understanding section."""
     text = lesson_text(number)
     section = text[text.index("## Check your understanding"):]
-    parts = re.split(r"<details><summary>Answer</summary>(.*?)</details>", section, flags=re.S)
+    parts = re.split(r"<details><summary>Answer</summary>(.*?)</details>", section, flags=re.DOTALL)
     # parts = [intro + q1, a1, q2, a2, ..., tail]
     return [(parts[i], parts[i + 1]) for i in range(0, len(parts) - 1, 2)]
 
@@ -61,7 +61,7 @@ def floats(text: str) -> np.ndarray:
     return np.array([num(x) for x in re.findall(NUMBER, text)])
 
 
-@lru_cache(maxsize=None)
+@cache
 def corpus():
     from kerasattn.data.synthetic import builtin_corpus
 
@@ -94,13 +94,13 @@ def test_every_lesson_ends_with_questions_and_revealable_answers(number):
 @pytest.mark.parametrize("number", range(6))
 def test_lessons_name_their_sources_and_tell_no_history(number):
     text = lesson_text(number)
-    for m in re.finditer(r"\bseeds?\b", text, flags=re.I):
+    for m in re.finditer(r"\bseeds?\b", text, flags=re.IGNORECASE):
         context = text[max(0, m.start() - 20):m.end() + 5]
         assert re.search(r"random_seed|seed=|--seed|random seed", context), \
             f"lesson {number:02d}: 'seed' used for something else than a random seed: " \
             f"{context!r}"
     assert not re.search(r"session[ -]?\d|\(s\d+:|idle machine|this evening|we tried",
-                         text, flags=re.I)
+                         text, flags=re.IGNORECASE)
 
 
 # -------------------------------------------------------------------------------- lesson 00
@@ -374,7 +374,7 @@ def test_lesson05_position_answer_matches_the_config_and_the_corpus():
 def test_self_attention_heads_draws_every_head_and_checks_its_input(tmp_path):
     from kerasattn import plots
 
-    tokens = "the girls that the dog sees are happy".split()
+    tokens = ["the", "girls", "that", "the", "dog", "sees", "are", "happy"]
     S = len(tokens) + 2                                                     # 2 pad positions
     w = np.random.default_rng(0).dirichlet(np.ones(S), size=(1, 4, S))      # (1, h, S, S)
     fig = plots.self_attention_heads(w, tokens, tmp_path / "heads", focus="are")
