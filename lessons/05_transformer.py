@@ -168,13 +168,10 @@ lesson.attention_figure(model, "attention_cross_transformer.png",
 # tokens/s column of the evolution table below for your machine.
 
 # %%
-from kerasattn.lesson_utils import format_table
+from kerasattn import plots
 
-print(format_table(["this run: built-in corpus, test split", "parameters", "train s",
-                    "BLEU", "exact match"],
-                   [[result["model"], f"{result['params']:,}",
-                     f"{result['train_seconds']:.0f}", f"{result['bleu']:.1f}",
-                     f"{result['exact_match']:.1%}"]]))
+print("this run, built-in corpus, test split:")
+print(plots.evolution_table_markdown([result]))
 
 # %% [markdown]
 # ## The evolution table: every model, the same data, the same lesson budget
