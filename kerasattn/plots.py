@@ -29,13 +29,14 @@ if (not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY")
 
 import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.patches import FancyArrowPatch, FancyBboxPatch  # noqa: E402
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 DEFAULT_DPI = 100
 
 __all__ = [
-    "DEFAULT_DPI", "save_figure", "attention_heatmap", "positional_encoding_figure",
+    "DEFAULT_DPI", "save_figure", "attention_heatmap", "self_attention_heads",
+    "positional_encoding_figure",
     "causal_mask_figure", "training_curves", "bleu_vs_length", "architecture_diagram",
     "ARCHITECTURES", "evolution_table_figure", "evolution_table_markdown",
 ]
@@ -136,6 +137,92 @@ def attention_heatmap(weights, src_tokens: Sequence[str], tgt_tokens: Sequence[s
                 for c in range(n_k):
                     ax.text(c, r, f"{w[i, r, c]:.2f}", ha="center", va="center", fontsize=6,
                             color="black" if w[i, r, c] > 0.6 else "white")
+    if image is not None:
+        fig.colorbar(image, ax=axes, shrink=0.8, label="attention weight")
+    if title:
+        fig.suptitle(title)
+    save_figure(fig, path)
+    return fig
+
+
+def self_attention_heads(weights, tokens: Sequence[str], path=None, title: str | None = None,
+                         focus: int | str | None = None, max_cols: int = 4,
+                         panel_size: float | None = None, vmax: float | None = None,
+                         dpi: int = DEFAULT_DPI) -> Figure:
+    """Every head of one self-attention layer over one sentence, one panel per head.
+
+    Rows are the words being re-represented (queries), columns the words they read (keys);
+    both are the same sentence. Optionally one query word is singled out: its row is
+    outlined in every panel and its strongest key in each head is marked, the view of
+    Vaswani et al. (2017), Figures 3 and 4, where heads follow a long-distance dependency
+    or resolve a pronoun.
+
+    Args:
+        weights: array ``(h, T, T)``, or ``(1, h, T, T)`` (a batch of one). Rows and columns
+            beyond the ``T`` tokens (padding) are cut off.
+        tokens: the ``T`` tokens of the sentence.
+        path: PNG output path, or None.
+        title: figure title.
+        focus: index or token of the query word to single out, or None.
+        max_cols: panels per row.
+        panel_size: inches per panel side (default grows with the sentence length).
+        vmax: weight drawn in the brightest colour (default: the largest weight shown, so
+            the spread-out weights of self-attention over a whole sentence stay visible;
+            the colour bar says the scale).
+        dpi: pixels per inch.
+
+    Returns:
+        The Figure.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    if w.ndim == 4 and w.shape[0] == 1:
+        w = w[0]
+    if w.ndim != 3 or w.shape[1] != w.shape[2]:
+        raise ValueError(f"self_attention_heads: `weights` must be (h, T, T) or (1, h, T, T); "
+                         f"received shape {np.asarray(weights).shape}")
+    tokens = list(tokens)
+    n = len(tokens)
+    if n == 0 or w.shape[1] < n:
+        raise ValueError(f"self_attention_heads: need 1 to {w.shape[1]} tokens for weights of "
+                         f"shape {w.shape}; received {n}")
+    w = w[:, :n, :n]
+    if isinstance(focus, str):
+        if focus not in tokens:
+            raise ValueError(f"self_attention_heads: `focus` must be one of the tokens "
+                             f"{tokens}; received {focus!r}")
+        focus = tokens.index(focus)
+    if focus is not None and not 0 <= int(focus) < n:
+        raise ValueError(f"self_attention_heads: `focus` must be an index in [0, {n}); "
+                         f"received {focus!r}")
+    if vmax is None:
+        vmax = float(w.max()) if w.max() > 0 else 1.0
+    heads = w.shape[0]
+    cols = min(heads, max_cols)
+    rows = int(np.ceil(heads / cols))
+    if panel_size is None:
+        panel_size = float(np.clip(0.3 * n + 1.2, 2.6, 6.0))
+    fig = _new_figure((cols * panel_size + 0.8, rows * panel_size + (0.5 if title else 0.1)),
+                      dpi)
+    axes = fig.subplots(rows, cols, squeeze=False)
+    image = None
+    for i, ax in enumerate(axes.flat):
+        if i >= heads:
+            ax.set_axis_off()
+            continue
+        image = ax.imshow(w[i], cmap="viridis", vmin=0.0, vmax=vmax, aspect="auto")
+        ax.set_xticks(range(n), tokens, rotation=90, fontsize=8)
+        ax.set_yticks(range(n), tokens, fontsize=8)
+        ax.set_title(f"head {i + 1}", fontsize=9)
+        if i % cols == 0:
+            ax.set_ylabel("query (word being encoded)")
+        ax.set_xlabel("key (word attended to)")
+        if focus is not None:
+            f = int(focus)
+            ax.add_patch(Rectangle((-0.5, f - 0.5), n, 1.0, fill=False, edgecolor="red",
+                                   linewidth=1.5))
+            j = int(np.argmax(w[i, f]))
+            ax.plot([j], [f], marker="o", markersize=5, markerfacecolor="none",
+                    markeredgecolor="white")
     if image is not None:
         fig.colorbar(image, ax=axes, shrink=0.8, label="attention weight")
     if title:

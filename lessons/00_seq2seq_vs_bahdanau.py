@@ -169,13 +169,190 @@ lesson.figure(plots.bleu_vs_length, "bleu_vs_length.png",
 # ## Where does the decoder look?
 #
 # Each row is one generated French word; each column an English word; the colour is
-# $\alpha_{tj}$. The alignment is mostly diagonal, but where French puts the adjective after
-# the noun ("the black cat" -> "le chat noir") the bright cells leave the diagonal: the
-# model learned the reordering without ever being told about alignments.
+# $\alpha_{tj}$. On a test sentence of medium length the alignment is mostly diagonal:
+# English and French put most words in the same order.
 
 # %%
 lesson.attention_figure(bahdanau, "attention_bahdanau.png",
                         title="Bahdanau attention (additive score, from s_{t-1})")
+
+# %% [markdown]
+# ## A non-monotonic alignment: "the european economic area"
+#
+# Bahdanau et al. (2015, Figure 3) show the alignment leaving the diagonal where French
+# reorders: "the European Economic Area" becomes "la zone économique européenne", the noun
+# first and the two adjectives after it in mirror order. The built-in corpus has the same
+# rule (`kerasattn/data/lexicon.py`: post-nominal adjectives come out in mirror order), so
+# we ask the trained model for a sentence built around that phrase. Its reference
+# translation is "leur chat lit la zone économique européenne .". What to look for: an
+# anti-diagonal block, "zone" reading "area", "économique" reading "economic" and
+# "européenne" reading "european". A model that shows it learned the reordering from
+# sentence pairs alone; nobody told it about alignments. (In `--quick` mode the model is
+# barely trained and the map is noise.)
+
+# %%
+lesson.attention_figure(bahdanau, "attention_bahdanau_european_economic_area.png",
+                        sentence="their cat reads the european economic area .",
+                        title="non-monotonic alignment: the european economic area")
+
+# %% [markdown]
+# ## The paper's numbers beside ours
+#
+# Bahdanau et al. (2015), Table 1: BLEU on the WMT'14 English-to-French test set
+# (news-test-2014, 3,003 sentences), models trained on a 348-million-word corpus with a
+# 30,000-word vocabulary, each for about five days on a GPU. "-50" means trained on
+# sentences of up to 50 words; "no UNK" scores only the sentences without unknown words.
+#
+# | model (Bahdanau et al. 2015, WMT'14 en-fr) | BLEU, all sentences | BLEU, no UNK |
+# |:---|---:|---:|
+# | RNNencdec-50 (encoder-decoder, no attention) | 17.82 | 26.71 |
+# | RNNsearch-50 (attention) | 26.75 | 34.16 |
+# | RNNsearch-50* (attention, trained longer) | 28.45 | 36.15 |
+# | Moses (phrase-based statistical MT) | 33.30 | 35.63 |
+#
+# The next cell prints this run's two models on the kit's built-in corpus. **These are
+# different data sets at very different scales: do not compare numbers across the two
+# tables**, only the pattern. Here the vocabulary has a few hundred words, every source has
+# exactly one correct translation (a perfect model scores 100), and each model trains for
+# about two minutes on a CPU. What carries over is the direction and the reason: attention
+# beats the fixed context, and the gap grows with sentence length. Our gap is much larger
+# than the paper's because our `seq2seq` squeezes sentences of up to 40 words into a
+# 128-number context.
+
+# %%
+print(format_table(["this run: built-in corpus, test split", "BLEU", "exact match"],
+                   [[r["model"], f"{r['bleu']:.1f}", f"{r['exact_match']:.1%}"]
+                    for r in (r_seq, r_att)]))
+
+# %% [markdown]
+# ## Check your understanding
+#
+# Try each question before opening its answer. Questions 1-6 are the week's quizzes.
+#
+# **1.** In a basic encoder-decoder, what is the context vector? (a) the average of the
+# word embeddings; (b) the encoder's final hidden state; (c) the sum of all hidden states;
+# (d) a random initialisation.
+#
+# <details><summary>Answer</summary>
+#
+# (b). In this kit's `seq2seq` it is the GRU encoder's state at the last real word,
+# $c = h_S$: `units` = 128 numbers, whatever the sentence length.
+#
+# </details>
+#
+# **2.** Why use two separate networks, an encoder and a decoder?
+#
+# <details><summary>Answer</summary>
+#
+# They do different jobs: one reads a sentence in one language, the other writes a
+# sentence in another, one word at a time, conditioned on what it has written so far. They
+# have different vocabularies and different inputs, so each gets its own weights.
+#
+# </details>
+#
+# **3.** What does teacher forcing mean?
+#
+# <details><summary>Answer</summary>
+#
+# In training the decoder is fed the *true* previous word, not its own prediction: here
+# the decoder input is `<bos> y` and the label is `y <eos>`. Training is faster and more
+# stable, and all positions are scored in one pass. The price: at inference the decoder
+# feeds back its own predictions, a situation it never met in training, so an early
+# mistake can push it off course (exposure bias).
+#
+# </details>
+#
+# **4.** What is the key limitation of the basic seq2seq model? (a) it is too slow to
+# train; (b) the information bottleneck; (c) it cannot handle grammar; (d) it needs
+# parallel data.
+#
+# <details><summary>Answer</summary>
+#
+# (b). The whole source must pass through one fixed-size vector, the same size for a
+# 3-word and a 40-word sentence. This lesson's BLEU-against-length figure shows the
+# consequence.
+#
+# </details>
+#
+# **5.** What does attention compute at each decoder step?
+#
+# <details><summary>Answer</summary>
+#
+# A weighted sum of the encoder states, $c_t = \sum_j \alpha_{tj} h_j$, with weights from
+# a softmax over the scores $e_{tj} = a(s_{t-1}, h_j)$: a fresh context for every word.
+#
+# </details>
+#
+# **6.** Why does attention help with long sentences? (a) it is faster; (b) it uses less
+# memory; (c) the decoder has direct access to every source word; (d) a better
+# vocabulary.
+#
+# <details><summary>Answer</summary>
+#
+# (c). Nothing has to be squeezed into one vector: the annotations grow with the sentence
+# and the decoder picks what it needs at each step.
+#
+# </details>
+#
+# **7.** Why does Bahdanau's encoder read the sentence in both directions?
+#
+# <details><summary>Answer</summary>
+#
+# A forward GRU's state at word $j$ has seen only the words up to $j$. Concatenating a
+# backward GRU's state, which has read from the end of the sentence back to $j$, gives
+# each annotation $h_j$ the context on both sides of its word, which is what the decoder
+# needs when it aligns to that one word.
+#
+# </details>
+#
+# **8. The compression ratio.** The course notes count the numbers that must fit into the
+# context vector: a sentence of $n$ words with $d$-dimensional embeddings holds $n \cdot d$
+# numbers. (a) A 20-word sentence, 100-dimensional embeddings, a 256-number context: what
+# is the ratio? (b) This lesson's `seq2seq` has 64-dimensional embeddings and a 128-number
+# context, and the longest test sentences have 40 words: what is the ratio for them, and
+# for a 5-word sentence? (c) How many numbers does the `bahdanau` model keep for the
+# decoder to read from a 40-word sentence?
+#
+# <details><summary>Answer</summary>
+#
+# (a) 20 × 100 = 2,000 numbers into 256: ratio 7.8 : 1 (about 8 : 1).
+# (b) 40 × 64 = 2,560 numbers into 128: ratio 20 : 1. A 5-word sentence: 320 into 128,
+# ratio 2.5 : 1. The longer the sentence, the harsher the squeeze: the shape of the
+# BLEU-against-length figure.
+# (c) One annotation of 2 × 64 = 128 numbers per word: 40 × 128 = 5,120 numbers. The
+# memory grows with the sentence; no fixed-size bottleneck is left.
+#
+# </details>
+#
+# **9. "The black cat", encoded and decoded.** Walk through how `seq2seq` translates "the
+# black cat" into "le chat noir": which states does the encoder compute, what does the
+# decoder start from, what does it read and write at each step, and how many decoder steps
+# are there? Then: what changes with attention at the step that writes "noir"?
+#
+# <details><summary>Answer</summary>
+#
+# Encoder: $h_1 = \mathrm{GRU}(x_{the}, h_0)$, $h_2 = \mathrm{GRU}(x_{black}, h_1)$,
+# $h_3 = \mathrm{GRU}(x_{cat}, h_2)$; the context is $c = h_3$, which has read all three
+# words. Decoder: $s_0 = \tanh(W_b c)$; step 1 reads `<bos>` (and $c$) and writes "le";
+# step 2 reads "le" and writes "chat"; step 3 reads "chat" and writes "noir"; step 4 reads
+# "noir" and writes `<eos>`: 4 decoder steps for 3 words, the same $c$ at every step.
+# With attention, step 3 scores $s_2$ (the state after "le chat") against $h_1, h_2, h_3$
+# and reads $c_3 = \sum_j \alpha_{3j} h_j$ with most of the weight on $h_2$, "black": the
+# adjective is found where it is, although French writes it after the noun.
+#
+# </details>
+#
+# **10.** In the lecture's example at the top of this lesson ($s_2 = [0.7, 0.8]$, and
+# $h_1 \dots h_4$ for "the black cat sat"), compute the dot-score weights $\alpha$ and the
+# context $c$ by hand.
+#
+# <details><summary>Answer</summary>
+#
+# e = [0.23, 1.28, 0.67, 0.29];
+# α = [0.1545, 0.4415, 0.2399, 0.1641], most weight on "black";
+# c = [0.5378, 0.5406].
+#
+# </details>
 
 # %%
 record = lesson.finish()

@@ -38,8 +38,12 @@
 # - *Reshaping.* Heads are not a loop: project once to $d_{model}$, then reshape
 #   $(B, T, d_{model}) \to (B, T, h, d_h) \to (B, h, T, d_h)$ and let batched matrix
 #   products do all heads at once; merge with the inverse reshape before $W_o$.
-# - *Dropout on the weights.* Dropout is applied to the attention weights $\alpha$ (after the
-#   softmax) during training: the decoder cannot rely on a single source position.
+# - *Dropout on the weights.* Dropout can act on the attention weights $\alpha$ (after the
+#   softmax) during training, so that the decoder cannot rely on a single source position:
+#   `MultiHeadCross(num_heads, d_model, dropout=p)` does that. The step-1 model trained in
+#   this lesson is built with attention dropout 0; its dropout (0.1) acts on the
+#   embeddings and on $[s_t; c_t]$ before the output layer. The cell below shows what
+#   attention dropout does on its own.
 # - *Contrast* with lesson 00's scalar scores: one distribution per step there, $h$ here.
 
 # %%
@@ -71,7 +75,8 @@ assert np.array_equal(ops.convert_to_numpy(merged), x)
 # ## Dropout on the attention weights
 #
 # With dropout rate $p$, training zeroes some weights and scales the rest by $1/(1-p)$
-# (so their expected sum stays 1); at inference nothing is dropped.
+# (so their expected sum stays 1); at inference nothing is dropped. (A demonstration of the
+# mechanism: the model below does not use it.)
 
 # %%
 import keras
@@ -86,8 +91,8 @@ print("inference        ", np.round(ops.convert_to_numpy(drop(alpha, training=Fa
 # %% [markdown]
 # ## The model
 #
-# The seed's diagram cue: a Bahdanau decoder time step whose query is split into heads that
-# attend to the encoder states in parallel, are concatenated, and feed the GRU.
+# The course notes' diagram: a Bahdanau decoder time step whose query is split into heads
+# that attend to the encoder states in parallel, are concatenated, and feed the GRU.
 
 # %%
 lesson.architecture("bahdanau_multihead")
@@ -117,6 +122,69 @@ if "bahdanau" in recorded:  # lesson 00 ran with the same settings: compare the 
     lesson.histories["bahdanau (lesson 00)"] = recorded["bahdanau"]["history"]
 lesson.curves(list(lesson.histories), "curves_bahdanau_multihead.png",
               title="step 1: training and validation loss")
+
+# %% [markdown]
+# ## Check your understanding
+#
+# **1.** The step-1 model has $d_{model} = 128$ and $h = 4$ heads. A batch of 64 sentences
+# of 20 source words gives projected keys of shape (64, 20, 128). What shape do they have
+# after the head split, and what is $d_h$?
+#
+# <details><summary>Answer</summary>
+#
+# $d_h = 128 / 4 = 32$; the keys become (64, 20, 4, 32) after the reshape and
+# (64, 4, 20, 32) after the transpose: (B, h, T, d_h). Merging the heads is the inverse,
+# back to (64, 20, 128).
+#
+# </details>
+#
+# **2.** Why divide the scores by $\sqrt{d_h}$? If the entries of $q$ and $k$ are
+# independent with mean 0 and variance 1, what is the standard deviation of $q \cdot k$
+# for $d_h = 32$, before and after the scaling?
+#
+# <details><summary>Answer</summary>
+#
+# $q \cdot k$ is a sum of $d_h$ products of variance 1, so its variance is $d_h$: standard
+# deviation $\sqrt{32} \approx 5.66$ before the scaling and 1 after it. Without the scaling
+# the scores grow with $d_h$, the softmax saturates on one key, and its gradients vanish.
+#
+# </details>
+#
+# **3.** How many weights does the step-1 attention box have? Its query is the decoder
+# state $s_{t-1}$ (64 numbers), its keys and values are the encoder annotations (128
+# numbers), $d_{model} = 128$, and each of the four projections has a bias.
+#
+# <details><summary>Answer</summary>
+#
+# $W_q$: 64 × 128 + 128 = 8,320; $W_k$, $W_v$ and $W_o$: 128 × 128 + 128 = 16,512 each.
+# Total 8,320 + 3 × 16,512 = 57,856 weights. The number of heads does not change it: the
+# heads split the same 128 columns.
+#
+# </details>
+#
+# **4.** With attention dropout $p = 0.5$, what happens to a weight that is kept in
+# training, and what happens at inference? Is dropout on the attention weights used by
+# the step-1 model trained in this lesson?
+#
+# <details><summary>Answer</summary>
+#
+# A kept weight is multiplied by $1 / (1 - p) = 2$, so the expected sum of the weights
+# stays 1; at inference nothing is dropped or scaled. The step-1 model here trains with
+# attention dropout 0: its dropout of 0.1 acts on the embeddings and before the output
+# layer.
+#
+# </details>
+#
+# **5.** One additive Bahdanau score gives one distribution over the source per decoder
+# step. How many does the step-1 decoder compute per step, and why can that help?
+#
+# <details><summary>Answer</summary>
+#
+# One per head, 4 here. Each head projects the query and the keys into its own subspace,
+# so different heads can look for different things at the same step: the word being
+# translated, the noun an adjective agrees with, the end of a clause.
+#
+# </details>
 
 # %%
 record = lesson.finish()

@@ -27,8 +27,8 @@
 #
 # **Why.** A GRU state mixes information from the words it has read, in order; the further
 # apart two words are, the more steps lie between them. Self-attention connects any two
-# source words in one step: the annotation of "noire" can look directly at "la voiture"
-# however far away it is.
+# source words in one step: in "the girls that the old dog sees are happy", the annotation
+# of "are" can look directly at "girls", however many words lie between them.
 #
 # **Teaching points from the notes.**
 # - *Residual connection and LayerNorm.* The block adds its input back ($H + \dots$): the
@@ -78,8 +78,8 @@ print(f"max difference at the real positions, without the mask: "
 # %% [markdown]
 # ## The model
 #
-# The seed's diagram cue: GRU outputs feed MHA + AddNorm, then FFN + AddNorm; the result
-# $H'$ goes to the (unchanged) attention decoder.
+# The course notes' diagram: GRU outputs feed MHA + AddNorm, then FFN + AddNorm; the
+# result $H'$ goes to the (unchanged) attention decoder.
 
 # %%
 lesson.architecture("encoder_self_attention")
@@ -108,6 +108,120 @@ lesson.curves(list(lesson.histories), "curves_encoder_self_attention.png",
 # %%
 lesson.attention_figure(model, "attention_encoder_self_attention.png",
                         title="step 2: decoder attention over H' (per head)")
+
+# %% [markdown]
+# ## Every head of the encoder's self-attention
+#
+# Vaswani et al. (2017, Figures 3 and 4) draw the encoder's self-attention heads and find
+# some that follow long-distance dependencies and some that resolve pronouns. Our encoder
+# block can be asked for its weights: `TransformerEncoderBlock(...)(x,
+# return_attention_scores=True)` returns them with its output, shape (B, h, S, S). We
+# run the trained model's embedding, its bidirectional GRU and then its block on an English
+# sentence with a long-distance link: in "the girls that the old dog sees are happy", the
+# verb "are" agrees with "girls", four words back, across a relative clause (French needs
+# that link too: "les filles que le vieux chien voit sont heureuses", where "heureuses"
+# agrees with "filles"). The row of "are" is outlined in every head and its strongest key
+# is circled; the colour scale runs up to the largest weight in the figure. Remember that the block's input is already the GRU's output, so each
+# position carries some context before any head looks at it; heads need not specialise,
+# and in `--quick` mode they are untrained.
+
+# %%
+import numpy as np
+
+from kerasattn import plots
+
+
+def encoder_self_attention_weights(model, sentence, src_vocab, block=0):
+    """Weights (h, S, S) of encoder block `block` of a step-2 model on one sentence."""
+    tokens = sentence.split()
+    ids = np.array([src_vocab.encode(sentence)], dtype="int32")           # (1, S)
+    mask = ids != 0                                                        # (1, S)
+    x = model.get_layer("src_embedding")(ids)                              # (1, S, E)
+    h_enc = model.get_layer("encoder_birnn")(x, mask=mask)[0]              # (1, S, d_model)
+    _, weights = model.get_layer(f"encoder_block_{block}")(
+        h_enc, padding_mask=mask, return_attention_scores=True)           # (1, h, S, S)
+    return tokens, keras.ops.convert_to_numpy(weights)[0]
+
+
+sentence = "the girls that the old dog sees are happy ."
+tokens, weights = encoder_self_attention_weights(model.model, sentence, lesson.data.src_vocab)
+for head in range(weights.shape[0]):
+    row = weights[head, tokens.index("are")]
+    print(f"head {head + 1}: 'are' attends most to {tokens[int(row.argmax())]!r} "
+          f"({row.max():.2f}); weight on 'girls' {row[tokens.index('girls')]:.2f}")
+lesson.figure(plots.self_attention_heads, "encoder_self_attention_heads.png", weights,
+              tokens, focus="are",
+              title="step 2: every head of the encoder block (row: 'are')")
+
+# %% [markdown]
+# ## Check your understanding
+#
+# **1.** In a GRU, how many recurrent steps separate the first and the twentieth word of a
+# sentence? In one self-attention layer?
+#
+# <details><summary>Answer</summary>
+#
+# 19 steps in the GRU: the first word reaches the twentieth only through 19 state
+# updates, each of which may blur it. In self-attention the twentieth word attends to the
+# first directly: 1 step, whatever the distance.
+#
+# </details>
+#
+# **2.** For a sentence of 20 words, how many attention weights does the step-2 encoder
+# block compute (4 heads)? How does that number grow with the sentence length?
+#
+# <details><summary>Answer</summary>
+#
+# Each head scores every word against every word: 20 × 20 = 400 weights per head,
+# 4 × 400 = 1,600 in total. It grows with the square of the length ($h S^2$): the price of
+# connecting every pair.
+#
+# </details>
+#
+# **3.** LayerNorm (before its learned scale and shift) maps the vector [1, 2, 3, 4] to
+# what? (Use the population variance and ignore the small $\epsilon$.)
+#
+# <details><summary>Answer</summary>
+#
+# Mean 2.5, variance 1.25, standard deviation 1.118: [-1.342, -0.447, 0.447, 1.342].
+# Each position's vector gets zero mean and unit variance, whatever the scale of the
+# sublayer that produced it.
+#
+# </details>
+#
+# **4.** Why is the block written $\operatorname{LayerNorm}(H + \operatorname{MHA}(H))$
+# and not $\operatorname{LayerNorm}(\operatorname{MHA}(H))$?
+#
+# <details><summary>Answer</summary>
+#
+# The residual path: the block starts close to the identity, so the sublayer only learns
+# a correction to the GRU's annotations, and the gradient reaches the GRU through the
+# identity path even when the attention's gradient is small.
+#
+# </details>
+#
+# **5.** Without the padding mask, a real word's output changed when more padding was
+# added (the check near the top of this lesson). Why? And with the mask, what is the
+# difference?
+#
+# <details><summary>Answer</summary>
+#
+# Without the mask the pad positions are keys like any other: they take a share of every
+# softmax, and more padding takes a bigger share. With the mask their scores are set to
+# $-\infty$ before the softmax, so they get weight 0 and the output at the real positions
+# is the same up to float rounding.
+#
+# </details>
+#
+# **6.** How many weights does the step-2 encoder block have ($d_{model} = 128$, 4 heads,
+# $d_{ff} = 256$, biases everywhere, two LayerNorms)?
+#
+# <details><summary>Answer</summary>
+#
+# Attention: 4 × (128 × 128 + 128) = 66,048. Feed-forward: (128 × 256 + 256) +
+# (256 × 128 + 128) = 65,920. LayerNorms: 2 × (128 + 128) = 512. Total 132,480.
+#
+# </details>
 
 # %%
 record = lesson.finish()

@@ -86,8 +86,8 @@ for causal in (True, False):
 # %% [markdown]
 # ## The model
 #
-# The seed's diagram cue: masked self-attention block, then encoder-decoder attention, then
-# the GRU unrolled over time.
+# The course notes' diagram: masked self-attention block, then encoder-decoder attention,
+# then the GRU unrolled over time.
 
 # %%
 lesson.architecture("decoder_self_attention")
@@ -133,6 +133,69 @@ lesson.attention_figure(model, "attention_cross_decoder_self_attention.png", kin
 # %%
 lesson.attention_figure(model, "attention_self_decoder_self_attention.png", kind="self",
                         title="step 3: masked decoder self-attention (per head)")
+
+# %% [markdown]
+# ## Check your understanding
+#
+# **1.** In the 4 × 4 causal mask above, how many (query, key) pairs may attend, and how
+# many are blocked? For a target of 20 tokens?
+#
+# <details><summary>Answer</summary>
+#
+# Query $i$ sees keys $0 \dots i$: 1 + 2 + 3 + 4 = 10 allowed pairs and 6 blocked. For
+# 20 tokens: 20 × 21 / 2 = 210 allowed of 400, 190 blocked.
+#
+# </details>
+#
+# **2.** The model trains with teacher forcing, so the true previous words are given
+# anyway. Why is the causal mask still needed?
+#
+# <details><summary>Answer</summary>
+#
+# Because the whole reference is fed at once: the decoder input at position $i + 1$ is the
+# label at position $i$. Without the mask position $i$ can read its own answer one step
+# ahead, the training loss falls to almost nothing, and the model has learned to copy, not
+# to translate; at inference the future is not there to copy.
+#
+# </details>
+#
+# **3.** How is the mask applied: to the weights after the softmax, or to the scores
+# before it? Why?
+#
+# <details><summary>Answer</summary>
+#
+# To the scores: $-\infty$ (in practice a very large negative number) is added where
+# $j > i$, so the softmax gives those keys exactly 0 and the remaining weights still sum
+# to 1. Zeroing weights after the softmax would leave rows that no longer sum to 1.
+#
+# </details>
+#
+# **4.** (A debugging question from the week.) After training, every attention weight is
+# about $1/n$ on an $n$-word source and the translations are poor. What would you check?
+#
+# <details><summary>Answer</summary>
+#
+# Uniform weights mean the scores are (nearly) equal across keys. Check the score
+# function: does it really combine the query with each key (not, say, the query with
+# itself, or a key-independent term)? Are the scores scaled down to almost nothing (dividing
+# by $d$ instead of $\sqrt{d_h}$, tiny initial weights)? Is the softmax taken over the key
+# axis? Is a mask blocking everything but a constant? Printing the raw scores of one
+# sentence usually shows which.
+#
+# </details>
+#
+# **5.** In this model the decoder GRU runs *after* the two attentions. What does the
+# cross-attention query at step $t$ know about how far the translation has got?
+#
+# <details><summary>Answer</summary>
+#
+# Only what the masked self-attention gathered from the earlier words: there are no
+# position encodings in step 3 and the GRU state comes later, so the query is a function
+# of the set of earlier words and the current one. After a repeated phrase it can return
+# to the same source word, which is why this model sometimes loops on very long sentences.
+# Steps 4 and 5 add positions to the decoder.
+#
+# </details>
 
 # %%
 record = lesson.finish()

@@ -91,8 +91,8 @@ print("after reorder ", keras.ops.convert_to_numpy(picked["cache"]).ravel())
 # %% [markdown]
 # ## The model
 #
-# The seed's diagram cue: GRU encoder on the left, Transformer decoder stack on the right,
-# positional encodings added before the attention blocks.
+# The course notes' diagram: GRU encoder on the left, Transformer decoder stack on the
+# right, positional encodings added before the attention blocks.
 
 # %%
 lesson.architecture("transformer_decoder_on_gru")
@@ -123,6 +123,66 @@ lesson.attention_figure(model, "attention_cross_transformer_decoder_on_gru.png",
 # %%
 lesson.attention_figure(model, "attention_self_transformer_decoder_on_gru.png", kind="self",
                         title="step 4: masked self-attention of the last decoder block")
+
+# %% [markdown]
+# ## Check your understanding
+#
+# **1.** What are the first two values of the positional encoding at position 0, and at
+# position 1?
+#
+# <details><summary>Answer</summary>
+#
+# At position 0 every sine is 0 and every cosine is 1: [0, 1, 0, 1, ...]. At position 1
+# the first pair has frequency 1: $\sin 1 = 0.8415$ and $\cos 1 = 0.5403$.
+#
+# </details>
+#
+# **2.** In the 64-dimensional figure above, which pair of dimensions repeats fastest and
+# which slowest? Give both wavelengths in positions.
+#
+# <details><summary>Answer</summary>
+#
+# Pair $i$ has wavelength $2\pi \cdot 10000^{2i/d}$. The first pair ($i = 0$):
+# $2\pi \approx 6.28$ positions. The last pair ($i = 31$, $d = 64$):
+# $2\pi \cdot 10000^{62/64} \approx 47{,}117$ positions, far longer than any sentence, so
+# it changes almost linearly with the position.
+#
+# </details>
+#
+# **3.** Greedy decoding of a 64-token translation without a cache re-runs the decoder
+# on the whole prefix at every step. How many target positions does it process in total,
+# and how many with the K/V cache?
+#
+# <details><summary>Answer</summary>
+#
+# Without the cache: 1 + 2 + ... + 64 = 2,080 positions (it grows as $T^2 / 2$). With the
+# cache each step processes only the new position: 64. The answer is the same either way;
+# only the work differs.
+#
+# </details>
+#
+# **4.** A batch of 2 sentences is decoded with beam size 4. How many rows does each
+# cached state have during the search? Why must the cache be reordered after every step?
+#
+# <details><summary>Answer</summary>
+#
+# 2 × 4 = 8 rows: each sentence's state is cloned once per beam. After a step, the best 4
+# continuations of a sentence may come from any of its 4 hypotheses, for example all from
+# the same one; each surviving beam must carry on with the keys and values of the
+# hypothesis it extends, so the rows are gathered by parent index.
+#
+# </details>
+#
+# **5.** In training, how many passes through the decoder stack does a batch of 20-word
+# targets take? At inference, for one 20-word translation?
+#
+# <details><summary>Answer</summary>
+#
+# Training: one pass; teacher forcing and the causal mask let every position be computed
+# at once. Inference: 21 steps, one per generated token (20 words and `<eos>`), each
+# needing the previous output.
+#
+# </details>
 
 # %%
 record = lesson.finish()
