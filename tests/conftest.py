@@ -18,10 +18,12 @@ import pytest
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-import keras  # noqa: E402
+# kerasattn first: importing it keeps TensorFlow's start-up messages out of the test output
+from kerasattn._env import BACKENDS  # noqa: E402,F401  (re-exported to the tests)
+
+import keras  # noqa: E402,I001
 
 ROOT = Path(__file__).resolve().parents[1]
-BACKENDS = ("tensorflow", "jax", "torch")
 
 
 @pytest.fixture
