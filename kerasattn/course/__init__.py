@@ -14,18 +14,30 @@ Modules (none imports keras at import time, so a lesson can still choose its bac
 * :mod:`~kerasattn.course.checkpoints`: ``kerasattn train`` / ``translate`` checkpoints.
 * :mod:`~kerasattn.course.backends_demo`: ``kerasattn backends``.
 """
-from kerasattn.course.checkpoints import (Checkpoint, load_checkpoint, save_checkpoint,
-                                          train_and_save, translate_sentence)
-from kerasattn.course.data import LessonData, load_data, spread
-from kerasattn.course.lesson import Lesson
-from kerasattn.course.lesson_helpers import LESSON_OF_MODEL, compare_decoding, evolution_rows
-from kerasattn.course.options import Settings, parse_lesson_args
-from kerasattn.course.printing import format_attention, format_table, heading
-from kerasattn.course.train import Trained, build, model_hparams, train_model
-from kerasattn.course.translate import translate_batch, translate_with_attention
+import importlib
 
-__all__ = ["Checkpoint", "LESSON_OF_MODEL", "Lesson", "LessonData", "Settings", "Trained",
-           "build", "compare_decoding", "evolution_rows", "format_attention", "format_table",
-           "heading", "load_checkpoint", "load_data", "model_hparams", "parse_lesson_args",
-           "save_checkpoint", "spread", "train_and_save", "train_model", "translate_batch",
-           "translate_sentence", "translate_with_attention"]
+_WHERE = {
+    "checkpoints": ["Checkpoint", "load_checkpoint", "save_checkpoint", "train_and_save",
+                    "translate_sentence"],
+    "data": ["LessonData", "load_data", "spread"],
+    "lesson": ["Lesson"],
+    "lesson_helpers": ["LESSON_OF_MODEL", "compare_decoding", "evolution_rows"],
+    "options": ["Settings", "parse_lesson_args"],
+    "printing": ["format_attention", "format_table", "heading"],
+    "train": ["Trained", "build", "model_hparams", "train_model"],
+    "translate": ["translate_batch", "translate_with_attention"],
+}
+_MODULE_OF = {name: module for module, names in _WHERE.items() for name in names}
+__all__ = sorted(_MODULE_OF)
+
+
+def __getattr__(name):
+    # Names are loaded on first use, so `kerasattn --help` (which needs only the options)
+    # stays light. None of these modules imports keras at import time.
+    if name in _MODULE_OF:
+        return getattr(importlib.import_module(f"kerasattn.course.{_MODULE_OF[name]}"), name)
+    raise AttributeError(f"module 'kerasattn.course' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
