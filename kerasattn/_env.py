@@ -150,6 +150,8 @@ class _QuietLoader(importlib.abc.Loader):
 
     def exec_module(self, module):
         module.__loader__ = self._loader
+        sys.meta_path[:] = [f for f in sys.meta_path
+                            if not isinstance(f, _QuietTensorFlowFinder)]  # done after this
         with _filtered_stderr():
             self._loader.exec_module(module)
 
@@ -160,12 +162,16 @@ class _QuietLoader(importlib.abc.Loader):
 class _QuietTensorFlowFinder(importlib.abc.MetaPathFinder):
     """Wraps the import of the ``tensorflow`` package in :func:`_filtered_stderr`."""
 
+    _searching = False
+
     def find_spec(self, fullname, path=None, target=None):
-        if fullname != "tensorflow":
+        if fullname != "tensorflow" or self._searching:
             return None
-        with contextlib.suppress(ValueError):
-            sys.meta_path.remove(self)  # once: the real finders locate the package
-        spec = importlib.util.find_spec(fullname)
+        self._searching = True  # the other finders locate the package
+        try:
+            spec = importlib.util.find_spec(fullname)
+        finally:
+            self._searching = False
         if spec is None or spec.loader is None:
             return spec
         spec.loader = _QuietLoader(spec.loader)
