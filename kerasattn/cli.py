@@ -26,8 +26,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kerasattn._env import (BACKENDS, MODEL_NAMES, UsageError, check_backend,
-                            installed_backends, keras_backend_in_use, select_backend)
+from kerasattn._env import (
+    BACKENDS,
+    MODEL_NAMES,
+    UsageError,
+    check_backend,
+    installed_backends,
+    keras_backend_in_use,
+    select_backend,
+)
 
 __all__ = ["main", "build_parser", "BACKENDS", "MODEL_NAMES", "UsageError"]
 

@@ -19,9 +19,9 @@ import pytest
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 # kerasattn first: importing it keeps TensorFlow's start-up messages out of the test output
-from kerasattn._env import BACKENDS  # noqa: E402,F401  (re-exported to the tests)
+from kerasattn._env import BACKENDS  # noqa: E402,F401,I001  (re-exported to the tests)
 
-import keras  # noqa: E402,I001
+import keras  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import keras
 import pytest
-
 from conftest import ROOT
 
 # backend-independent and slow (wheel build + a lesson): one pass of the suite is enough

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import keras
 import pytest
-
 from conftest import ROOT
+
 from kerasattn import cli
 
 # the commands run end to end in one pass of the suite (they choose their own backends)

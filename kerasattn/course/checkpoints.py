@@ -8,9 +8,7 @@ from pathlib import Path
 from kerasattn.course.data import load_data, spread
 from kerasattn.course.options import QUICK_MAX_DECODE, Settings, check_model_name
 from kerasattn.course.train import train_model
-from kerasattn.course.translate import (attention_record, translate_batch,
-                                        translate_with_attention)
-
+from kerasattn.course.translate import attention_record, translate_batch, translate_with_attention
 
 MODEL_FILE, SRC_VOCAB_FILE, TGT_VOCAB_FILE, META_FILE = (
     "model.keras", "src_vocab.json", "tgt_vocab.json", "meta.json")

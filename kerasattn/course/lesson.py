@@ -11,8 +11,7 @@ from kerasattn.course.data import LessonData, load_data, spread
 from kerasattn.course.options import Settings
 from kerasattn.course.printing import clip, format_table, heading
 from kerasattn.course.train import Trained, train_model
-from kerasattn.course.translate import (attention_record, translate_batch,
-                                        translate_with_attention)
+from kerasattn.course.translate import attention_record, translate_batch, translate_with_attention
 
 LENGTH_BUCKETS = (0, 10, 20, 30, float("inf"))
 """Source-length buckets of BLEU by length: 1-10, 11-20, 21-30, 31+ words."""
