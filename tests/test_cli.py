@@ -210,3 +210,31 @@ def test_translate_reports_an_incomplete_checkpoint(tmp_path, capsys):
     assert cli.main(["translate", str(tmp_path), "the cat ."]) == 2
     err = capsys.readouterr().err
     assert "incomplete" in err and "model.keras" in err
+
+
+@pytest.mark.slow
+@pytest.mark.cross_backend
+@pytest.mark.skipif(keras.backend.backend() != "tensorflow",
+                    reason="starts every backend itself: runs in the tensorflow pass only")
+def test_backends_demo_same_weights_everywhere(trained, tmp_path):
+    import os
+    import subprocess
+
+    from conftest import ROOT
+
+    from kerasattn._env import installed_backends
+
+    _, checkpoint = trained
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-m", "kerasattn", "backends", "--checkpoint",
+                           str(checkpoint), "--quick", "--out", str(tmp_path)], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["backends"] == installed_backends() and summary["failed"] == []
+    assert summary["max_abs_logit_diff"] < 1e-3
+    assert summary["same_translations"] is True
+    for b in installed_backends():
+        assert b in proc.stdout
+        logits = np.load(tmp_path / f"logits_{b}.npy")
+        assert logits.ndim == 3 and np.isfinite(logits).all()
