@@ -58,3 +58,19 @@ def other_backends() -> list[str]:
 
 def to_numpy(x) -> np.ndarray:
     return np.asarray(keras.ops.convert_to_numpy(x))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark tests that start processes on the other backends (they call `other_backends()`)
+    as ``cross_backend``, so the fast loop
+    (``-m "not slow and not lesson and not cross_backend"``) leaves them out."""
+    import inspect
+
+    for item in items:
+        fn = getattr(item, "function", None)
+        try:
+            source = inspect.getsource(fn) if fn is not None else ""
+        except (OSError, TypeError):
+            continue
+        if "other_backends(" in source:
+            item.add_marker(pytest.mark.cross_backend)
