@@ -1,12 +1,14 @@
 # Two entry points from a fresh clone (see README):
 #   make lesson   -> installs into .venv, runs lesson 00 on the built-in corpus (default backend)
 #   make test     -> installs into .venv, runs the whole suite once per backend (tensorflow, jax, torch)
+#   make test-fast -> the quick loop: no lesson runs, no slow or cross-backend tests
+#   make bench    -> runs every benchmark in its short mode and prints the figures
 VENV   ?= .venv
 PYTHON ?= python3
 PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.kerasattn-installed
 
-.PHONY: install lesson test bench clean
+.PHONY: install lesson test test-fast lint bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +25,12 @@ lesson: $(STAMP)
 
 test: $(STAMP)
 	$(PY) tools/test_all_backends.py
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m "not slow and not lesson and not cross_backend"
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
 
 bench: $(STAMP)
 	$(PY) tools/run_benchmarks.py

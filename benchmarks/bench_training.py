@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-BACKENDS = ("tensorflow", "jax", "torch")
+from kerasattn._env import BACKENDS  # noqa: E402
 
 
 def child(args) -> None:

@@ -20,7 +20,7 @@ def training_jit_compile(jit_compile="auto"):
     Returns:
         ``"auto"`` resolves to Keras's own choice: XLA on JAX; graph mode without XLA on a
         CPU-only TensorFlow; eager on torch (``torch.compile`` through ``jit_compile=True``
-        was measured slower here, see docs/benchmarks_training.md).
+        is slower for these models, see docs/benchmarks_training.md).
     """
     if jit_compile not in ("auto", True, False):
         raise ValueError("`jit_compile` must be 'auto', True or False; received "
@@ -75,25 +75,21 @@ def _proc_stat_times(path="/proc/stat"):
 
 
 def busy_cores(sample_seconds=0.25, stat_path="/proc/stat") -> float:
-    """How many cores other processes keep busy *now*.
+    """How many cores other processes keep busy now.
 
     On Linux, the non-idle share of all cores over a short window read from ``/proc/stat``
-    (this process sleeps meanwhile, so it counts only the others). Elsewhere, or if that
-    fails, the 1-minute load average. The load average alone is a poor guide right after
-    another job ends: it decays over minutes, so a lesson started just after another one
-    saw "1 core busy" on an idle 2-core machine and trained with 1 thread instead of 2
-    (lesson 03 on torch: 8,523 instead of 11,377 target tokens/s).
+    (this process sleeps meanwhile, so it counts only the others); elsewhere, or if that
+    fails, the 1-minute load average (which reacts to changes only over minutes).
     """
     import os
     import time
 
-    cores = os.cpu_count() or 1
     try:
         total0, idle0 = _proc_stat_times(stat_path)
         time.sleep(sample_seconds)
         total1, idle1 = _proc_stat_times(stat_path)
         if total1 > total0:
-            return cores * (1.0 - (idle1 - idle0) / (total1 - total0))
+            return (os.cpu_count() or 1) * (1.0 - (idle1 - idle0) / (total1 - total0))
     except (OSError, ValueError):
         pass
     try:
@@ -103,19 +99,51 @@ def busy_cores(sample_seconds=0.25, stat_path="/proc/stat") -> float:
 
 
 def auto_torch_threads() -> int:
-    """Intra-op threads for torch training: the cores not already busy, at least 1.
+    """Intra-op threads for torch: the cores not already busy (:func:`busy_cores`), >= 1.
 
     torch's OpenMP pool defaults to one thread per core and spin-waits; when other processes
-    already keep the cores busy (a shared machine, several notebooks, a test run) the extra
-    threads fight for the same cores and a training step gets many times slower (measured
-    here at load ~10 on 2 cores: 1 thread trained the Transformer 10x faster than 2, see
-    docs/benchmarks_training.md). On an idle machine every core is used. "Busy" is
-    :func:`busy_cores`: measured now, not the slow 1-minute load average.
+    already keep the cores busy (a shared machine, several notebooks) the extra threads
+    compete for the same cores and each step gets slower (docs/benchmarks_training.md).
+    Samples ``/proc/stat`` for 0.25 s: call it once, not per step.
     """
     import os
 
     cores = os.cpu_count() or 1
     return max(1, min(cores, int(cores - busy_cores() + 0.5)))
+
+
+TORCH_THREADS_ENV = "KERASATTN_TORCH_THREADS"
+"""Environment variable choosing torch's intra-op threads for training and decoding:
+unset or empty = torch's own default (one per core), ``auto`` = :func:`auto_torch_threads`
+(measured once per process), or a thread count."""
+
+_configured = {}
+
+
+def configured_torch_threads() -> int | None:
+    """The thread count :data:`TORCH_THREADS_ENV` asks for (None = torch's default).
+
+    ``auto`` is measured the first time and remembered for the rest of the process.
+
+    Raises:
+        ValueError: the variable holds something other than ``auto`` or an int >= 1.
+    """
+    import os
+
+    value = os.environ.get(TORCH_THREADS_ENV, "").strip().lower()
+    if value in _configured:
+        return _configured[value]
+    if value in ("", "none", "default"):
+        n = None
+    elif value == "auto":
+        n = auto_torch_threads()
+    elif value.isdigit() and int(value) >= 1:
+        n = int(value)
+    else:
+        raise ValueError(f"{TORCH_THREADS_ENV} must be 'auto' or an int >= 1; received "
+                         f"{TORCH_THREADS_ENV}={value!r}.")
+    _configured[value] = n
+    return n
 
 
 class torch_threads:
@@ -124,7 +152,9 @@ class torch_threads:
     A no-op on other backends (torch is imported only on the torch backend).
 
     Args:
-        threads: int >= 1, ``"auto"`` (:func:`auto_torch_threads`) or None (leave as is).
+        threads: an int >= 1, None (leave torch's setting as is) or ``"auto"``: what
+            :data:`TORCH_THREADS_ENV` says (:func:`configured_torch_threads`; unset = leave
+            as is). Nothing is measured per call.
     """
 
     def __init__(self, threads="auto"):
@@ -140,10 +170,10 @@ class torch_threads:
         if keras.backend.backend() == "torch":
             import torch
 
-            if self.threads is not None:
+            n = configured_torch_threads() if self.threads == "auto" else self.threads
+            if n is not None and n != torch.get_num_threads():
                 self._previous = torch.get_num_threads()
-                torch.set_num_threads(auto_torch_threads() if self.threads == "auto"
-                                      else self.threads)
+                torch.set_num_threads(n)
             self.n = torch.get_num_threads()
         return self
 

@@ -2,8 +2,8 @@
 
 Usage (also ``python -m kerasattn ...``)::
 
-    kerasattn lesson N [--quick] [--data PATH] [--out DIR]
-    kerasattn train MODEL [--data PATH] [--epochs N] [--quick] [--out DIR]
+    kerasattn lesson N [RUN OPTIONS]
+    kerasattn train MODEL [RUN OPTIONS]
     kerasattn translate CHECKPOINT "sentence" [--beam K] [--attention]
     kerasattn backends [--model NAME] [--checkpoint DIR] [--quick]
     kerasattn grade [PATH ...] [--backend ...] [--format ...]
@@ -12,80 +12,47 @@ Usage (also ``python -m kerasattn ...``)::
 backend when it is first imported, so this module imports no keras at the top: it sets
 ``KERAS_BACKEND`` first, and if keras was already imported with another backend (``main``
 called from a running program) it re-runs the command in a fresh process.
+
+RUN OPTIONS are the same for ``lesson``, ``train`` and ``python lessons/0N_*.py``
+(:mod:`kerasattn.course.options`): ``--quick --data --out --epochs --minutes --seed
+--train-size --torch-threads --backend``. This module only parses and dispatches; the work is
+done by :mod:`kerasattn.course`, imported when a command runs.
 """
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-BACKENDS = ("tensorflow", "jax", "torch")
-_BACKEND_MODULE = {"tensorflow": "tensorflow", "jax": "jax", "torch": "torch"}
-_PIP_EXTRA = {"tensorflow": "tensorflow", "jax": "jax", "torch": "torch"}
-ROOT = Path(__file__).resolve().parents[1]
-# The seven model names, in course order (kept here so `--help` needs no keras import; a
-# test checks it equals kerasattn.models.MODEL_NAMES).
-MODEL_NAMES = ("seq2seq", "bahdanau", "bahdanau_multihead", "encoder_self_attention",
-               "decoder_self_attention", "transformer_decoder_on_gru", "transformer")
+from kerasattn._env import (
+    BACKENDS,
+    MODEL_NAMES,
+    UsageError,
+    check_backend,
+    installed_backends,
+    keras_backend_in_use,
+    select_backend,
+)
+
+__all__ = ["main", "build_parser", "BACKENDS", "MODEL_NAMES", "UsageError"]
 
 
-class CLIError(Exception):
-    """A user-facing error: printed as ``kerasattn: error: ...`` with exit status 2."""
-
-
-# ---------------------------------------------------------------------------------------
-# Backends
-# ---------------------------------------------------------------------------------------
-def installed_backends() -> list[str]:
-    """The Keras backends whose framework can be imported here (without importing it)."""
-    return [b for b in BACKENDS if importlib.util.find_spec(_BACKEND_MODULE[b]) is not None]
-
-
-def check_backend(name: str) -> str:
-    """Validate a backend name and that its framework is installed; return the name."""
-    if name not in BACKENDS:
-        raise CLIError(f"--backend must be one of {', '.join(BACKENDS)}; received {name!r}")
-    if importlib.util.find_spec(_BACKEND_MODULE[name]) is None:
-        have = ", ".join(installed_backends()) or "none"
-        raise CLIError(f"backend {name!r} is not installed (the Python package "
-                       f"{_BACKEND_MODULE[name]!r} cannot be imported). Install it with "
-                       f"`pip install 'kerasattn[{_PIP_EXTRA[name]}]'`, or pick an installed "
-                       f"backend: {have}.")
-    return name
-
-
-def _select_backend(requested: str | None) -> bool:
-    """Make ``requested`` the Keras backend of this process.
-
-    Returns True when the command must instead be re-run in a child process (keras was
-    already imported here with a different backend).
-    """
-    if requested is None:
-        env = os.environ.get("KERAS_BACKEND")
-        if env:
-            check_backend(env)
-        return False
-    check_backend(requested)
-    keras_mod = sys.modules.get("keras")
-    if keras_mod is not None:
-        try:
-            current = keras_mod.backend.backend()
-        except Exception:  # a half-imported keras: fall back to a fresh process
-            current = None
-        if current != requested:
+def _needs_child(requested: str | None) -> bool:
+    """Select ``requested`` here, or say the command must run in a fresh process (True):
+    keras is already imported in this process with another backend."""
+    if requested is not None:
+        check_backend(requested)
+        current = keras_backend_in_use()
+        if current is not None and current != requested:
             return True
-    os.environ["KERAS_BACKEND"] = requested
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    select_backend(requested)
     return False
 
 
 def _rerun_in_child(argv: list[str], backend: str) -> int:
-    env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
+    env = dict(os.environ, KERAS_BACKEND=backend)
     return subprocess.call([sys.executable, "-m", "kerasattn", *argv], env=env)
 
 
@@ -94,12 +61,14 @@ def _rerun_in_child(argv: list[str], backend: str) -> int:
 # ---------------------------------------------------------------------------------------
 def _add_backend(p: argparse.ArgumentParser, default=None) -> None:
     p.add_argument("--backend", default=default, metavar="NAME",
-                   help="Keras backend: tensorflow, jax or torch (default: $KERAS_BACKEND, "
-                        "else Keras's default)")
+                   help=f"Keras backend: {', '.join(BACKENDS)} (default: $KERAS_BACKEND, "
+                        f"else Keras's default)")
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of the ``kerasattn`` command."""
+    from kerasattn.course import options  # keras-free: the shared run options
+
     model_names = MODEL_NAMES
     parser = argparse.ArgumentParser(
         prog="kerasattn",
@@ -112,28 +81,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("lesson", help="run a lesson (0-5): train, evaluate, draw its figures")
     p.add_argument("number", type=int, metavar="N", help="lesson number, 0 to 5")
-    p.add_argument("--quick", action="store_true",
-                   help="tiny settings that finish in well under a minute (for tests)")
-    p.add_argument("--data", metavar="PATH",
-                   help="a Tatoeba/manythings English<TAB>French file (default: the "
-                        "built-in corpus)")
-    p.add_argument("--out", metavar="DIR", help="where figures go (default: "
-                                                "outputs/lessons/lesson_0N)")
-    _add_backend(p, argparse.SUPPRESS)
+    options.add_run_options(p, out_default="./outputs/lessons/lesson_0N",
+                            minutes_default=f"{options.DEFAULT_MINUTES:g} per lesson, "
+                                            f"split over its models")
 
     p = sub.add_parser("train", help="train one model and save a checkpoint + vocabularies")
     p.add_argument("model", metavar="MODEL", help="one of: " + ", ".join(model_names))
-    p.add_argument("--data", metavar="PATH", help="Tatoeba file (default: built-in corpus)")
-    p.add_argument("--epochs", type=int, metavar="N", help="maximum epochs (default: the "
-                                                           "lesson default for MODEL)")
-    p.add_argument("--minutes", type=float, metavar="M",
-                   help="training budget in minutes (default: the lessons' budget per model; "
-                        "0 = no limit, early stopping decides)")
-    p.add_argument("--quick", action="store_true", help="tiny settings (seconds)")
-    p.add_argument("--out", metavar="DIR", help="checkpoint directory (default: "
-                                                "outputs/checkpoints/MODEL)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    _add_backend(p, argparse.SUPPRESS)
+    options.add_run_options(p, out_default="./outputs/checkpoints/MODEL",
+                            minutes_default=f"{options.DEFAULT_MINUTES:g}")
 
     p = sub.add_parser("translate", help="translate a sentence with a saved checkpoint")
     p.add_argument("checkpoint", metavar="CHECKPOINT",
@@ -158,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backends", dest="backend_list", metavar="LIST",
                    help="comma-separated backends to compare (default: every installed one)")
     p.add_argument("--out", metavar="DIR", help="work directory (default: "
-                                                "outputs/backends_demo)")
+                                                "./outputs/backends_demo)")
     _add_backend(p, argparse.SUPPRESS)
 
     p = sub.add_parser("grade", help="grade exercise files (see `kerasattn grade --help`)",
@@ -193,34 +148,23 @@ def _split_grade(argv: list[str]) -> tuple[list[str], list[str] | None]:
 # Subcommands
 # ---------------------------------------------------------------------------------------
 def cmd_lesson(args) -> int:
-    from kerasattn import lesson_utils
+    from kerasattn.course import options, scripts
 
-    path = lesson_utils.lesson_path(args.number)
-    argv = []
-    if args.quick:
-        argv.append("--quick")
-    if args.data:
-        argv += ["--data", args.data]
-    if args.out:
-        argv += ["--out", args.out]
-    return lesson_utils.run_lesson_file(path, argv)
+    path = scripts.lesson_path(args.number)
+    options.settings_from_args(args, options.lesson_out_dir(args.number))  # checks values
+    return scripts.run_lesson_file(path, options.run_options_argv(args))
 
 
 def cmd_train(args) -> int:
-    from kerasattn import lesson_utils
+    from kerasattn.course import options
+    from kerasattn.course.checkpoints import train_and_save
+    from kerasattn.course.printing import format_table
 
-    lesson_utils.check_model_name(args.model)
-    if args.data:
-        lesson_utils.check_data_path(args.data)
-    if args.epochs is not None and args.epochs < 1:
-        raise CLIError(f"--epochs must be >= 1; received {args.epochs}")
-    if args.minutes is not None and args.minutes < 0:
-        raise CLIError(f"--minutes must be >= 0; received {args.minutes}")
-    out = Path(args.out) if args.out else ROOT / "outputs" / "checkpoints" / args.model
-    result = lesson_utils.train_and_save(args.model, out, data=args.data, epochs=args.epochs,
-                                         quick=args.quick, seed=args.seed,
-                                         minutes=args.minutes)
-    print(lesson_utils.format_table(
+    options.check_model_name(args.model)
+    settings = options.settings_from_args(args, options.checkpoint_dir(args.model))
+    out = settings.out
+    result = train_and_save(args.model, settings)
+    print(format_table(
         ["model", "backend", "epochs", "train time (s)", "tokens/s", "test BLEU",
          "exact match"],
         [[args.model, result["backend"], result["epochs"], f"{result['train_seconds']:.1f}",
@@ -233,12 +177,13 @@ def cmd_train(args) -> int:
 
 
 def cmd_translate(args) -> int:
-    from kerasattn import lesson_utils
+    from kerasattn.course.checkpoints import load_checkpoint, translate_sentence
+    from kerasattn.course.printing import format_attention
 
     if args.beam < 1:
-        raise CLIError(f"--beam must be >= 1; received {args.beam}")
-    ckpt = lesson_utils.load_checkpoint(args.checkpoint)
-    res = lesson_utils.translate_sentence(ckpt, args.sentence, beam=args.beam,
+        raise UsageError(f"--beam must be >= 1; received {args.beam}")
+    ckpt = load_checkpoint(args.checkpoint)
+    res = translate_sentence(ckpt, args.sentence, beam=args.beam,
                                           attention=args.attention)
     if res["unknown_words"]:
         print(f"note: not in the source vocabulary (read as <unk>): "
@@ -251,8 +196,8 @@ def cmd_translate(args) -> int:
                   f"context vector)")
             return 0
         print()
-        print(lesson_utils.format_attention(weights, res["source_tokens"],
-                                            res["target_tokens"], res["attention_label"]))
+        print(format_attention(weights, res["source_tokens"], res["target_tokens"],
+                               res["attention_label"]))
         plot = Path(args.plot) if args.plot else Path(args.checkpoint) / "attention.png"
         from kerasattn import plots
         plots.attention_heatmap(weights, res["source_tokens"], res["target_tokens"], plot,
@@ -262,31 +207,31 @@ def cmd_translate(args) -> int:
 
 
 def cmd_backends(args) -> int:
-    from kerasattn import lesson_utils
+    from kerasattn.course.backends_demo import backends_demo
 
     wanted = (args.backend_list.split(",") if args.backend_list else installed_backends())
     wanted = [b.strip() for b in wanted if b.strip()]
     for b in wanted:
         check_backend(b)
     if not wanted:
-        raise CLIError("no Keras backend is installed: pip install 'kerasattn[torch]' (or "
+        raise UsageError("no Keras backend is installed: pip install 'kerasattn[torch]' (or "
                        "[jax], [tensorflow])")
-    return lesson_utils.backends_demo(wanted, model=args.model, checkpoint=args.checkpoint,
-                                      epochs=args.epochs, quick=args.quick,
-                                      out=Path(args.out) if args.out else None)
+    return backends_demo(wanted, model=args.model, checkpoint=args.checkpoint,
+                         epochs=args.epochs, quick=args.quick,
+                         out=Path(args.out) if args.out else None)
 
 
 def cmd_backend_worker(args) -> int:
-    from kerasattn import lesson_utils
+    from kerasattn.course.backends_demo import backend_worker
 
-    return lesson_utils.backend_worker(args.checkpoint, args.request, args.result)
+    return backend_worker(args.checkpoint, args.request, args.result)
 
 
 def cmd_grade(grade_args: list[str]) -> int:
     try:
         from kerasattn.grader import main as grader_main
     except ImportError as exc:
-        raise CLIError(f"the autograder is not available in this installation ({exc})")
+        raise UsageError(f"the autograder is not available in this installation ({exc})")
     return int(grader_main(grade_args) or 0)
 
 
@@ -305,16 +250,16 @@ def main(argv: list[str] | None = None) -> int:
             _add_backend(pre)
             known, extra = pre.parse_known_args(head)
             if extra:
-                raise CLIError(f"unexpected arguments before `grade`: {' '.join(extra)}")
+                raise UsageError(f"unexpected arguments before `grade`: {' '.join(extra)}")
             if known.backend and "--backend" not in grade_args:
                 grade_args = ["--backend", known.backend, *grade_args]
             return cmd_grade(grade_args)
         parser = build_parser()
         args = parser.parse_args(argv)
-        if _select_backend(args.backend):
+        if _needs_child(args.backend):
             return _rerun_in_child(argv, args.backend)
         return _COMMANDS[args.command](args)
-    except CLIError as exc:
+    except UsageError as exc:
         print(f"kerasattn: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -87,7 +87,8 @@ def bleu_by_length(srcs: Sequence[str], hyps: Sequence[str], refs: Sequence[str]
         srcs: source sentences (their token counts define the buckets).
         hyps, refs: translations and references, as for :func:`corpus_bleu`.
         buckets: an int width (buckets ``1..w``, ``w+1..2w`` ...), or ascending edges
-            ``[e0, e1, ..., ek]``: bucket i holds lengths ``e_i < n <= e_{i+1}``.
+            ``[e0, e1, ..., ek]``: bucket i holds lengths ``e_i < n <= e_{i+1}``; a last
+            edge of ``float("inf")`` makes an open bucket (label "31+", ``hi`` None).
 
     Returns:
         One dict per bucket: ``label`` ("11-20"), ``lo``, ``hi`` (inclusive), ``n``
@@ -108,7 +109,7 @@ def bleu_by_length(srcs: Sequence[str], hyps: Sequence[str], refs: Sequence[str]
         if edges[-1] < top:
             edges.append(edges[-1] + buckets)
     else:
-        edges = [int(e) for e in buckets]
+        edges = [e if e == float("inf") else int(e) for e in buckets]
         if len(edges) < 2 or any(b <= a for a, b in zip(edges, edges[1:])):
             raise ValueError(f"buckets must be at least two ascending edges, received "
                              f"{list(buckets)}")
@@ -116,7 +117,9 @@ def bleu_by_length(srcs: Sequence[str], hyps: Sequence[str], refs: Sequence[str]
     for lo, hi in zip(edges, edges[1:]):
         idx = [i for i, n in enumerate(lengths) if lo < n <= hi]
         h, r = [hyps[i] for i in idx], [refs[i] for i in idx]
-        out.append(dict(label=f"{lo + 1}-{hi}", lo=lo + 1, hi=hi, n=len(idx),
+        open_end = hi == float("inf")
+        out.append(dict(label=f"{lo + 1}+" if open_end else f"{lo + 1}-{hi}", lo=lo + 1,
+                        hi=None if open_end else hi, n=len(idx),
                         bleu=corpus_bleu(h, r) if idx else None,
                         exact_match=exact_match(h, r) if idx else None))
     return out

@@ -3,9 +3,8 @@
 Every function builds a :class:`matplotlib.figure.Figure`, saves it as a PNG when ``path``
 is given, and returns the Figure, so a notebook cell shows it inline and a script leaves a
 file behind. Figures are created with ``matplotlib.figure.Figure`` (not ``pyplot``): no GUI
-window opens, nothing accumulates in pyplot's figure registry, and saving works without a
-display. When there is no display we also select the ``Agg`` backend, so a later
-``pyplot`` import in a headless session does not try to open a window.
+window opens, nothing accumulates in pyplot's figure registry, saving works without a
+display, and importing this module leaves matplotlib's backend choice alone.
 
 PNG files are saved at exactly ``figsize * dpi`` pixels (no ``bbox_inches="tight"``); layout
 uses matplotlib's constrained layout engine so labels still fit.
@@ -16,21 +15,13 @@ backend, so the lessons decide what to compute and the figures stay backend inde
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Mapping, Sequence
 
-import matplotlib
-
-if (not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY")
-        and "ipykernel" not in sys.modules and "matplotlib.pyplot" not in sys.modules
-        and sys.platform.startswith("linux")):
-    matplotlib.use("Agg")
-
-import numpy as np  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle  # noqa: E402
-from matplotlib.ticker import MaxNLocator  # noqa: E402
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
+from matplotlib.ticker import MaxNLocator
 
 DEFAULT_DPI = 100
 

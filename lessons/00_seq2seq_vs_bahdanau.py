@@ -53,7 +53,7 @@
 # length (the shape of the paper's Figure 2).
 
 # %%
-from kerasattn.lesson_utils import Lesson, heading, parse_lesson_args
+from kerasattn.course import Lesson, heading, parse_lesson_args
 
 settings = parse_lesson_args(0, "Lesson 00: seq2seq versus Bahdanau attention", n_models=2)
 lesson = Lesson(0, "seq2seq versus Bahdanau attention", settings)
@@ -81,7 +81,7 @@ lesson = Lesson(0, "seq2seq versus Bahdanau attention", settings)
 import numpy as np
 import keras
 from kerasattn.layers import BahdanauAttention
-from kerasattn.lesson_utils import format_table
+from kerasattn.course import format_table
 
 s2 = np.array([[0.7, 0.8]], dtype="float32")                             # (B=1, d)
 H = np.array([[[0.1, 0.2], [0.8, 0.9], [0.5, 0.4], [0.3, 0.1]]], dtype="float32")  # (1, 4, d)
@@ -159,11 +159,10 @@ lesson.samples(bahdanau)
 # %%
 from kerasattn import plots
 
-buckets = list(r_seq["by_length"])
 lesson.figure(plots.bleu_vs_length, "bleu_vs_length.png",
-              {"seq2seq (fixed context)": {b: r_seq["by_length"][b][0] for b in buckets},
-               "bahdanau (attention)": {b: r_att["by_length"][b][0] for b in buckets}},
-              counts=[r_seq["by_length"][b][1] for b in buckets])
+              {"seq2seq (fixed context)": [(b["label"], b["bleu"]) for b in r_seq["by_length"]],
+               "bahdanau (attention)": [(b["label"], b["bleu"]) for b in r_att["by_length"]]},
+              counts=[b["n"] for b in r_seq["by_length"]])
 
 # %% [markdown]
 # ## Where does the decoder look?

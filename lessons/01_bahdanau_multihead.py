@@ -47,7 +47,7 @@
 # - *Contrast* with lesson 00's scalar scores: one distribution per step there, $h$ here.
 
 # %%
-from kerasattn.lesson_utils import Lesson, heading, parse_lesson_args
+from kerasattn.course import Lesson, heading, parse_lesson_args
 
 settings = parse_lesson_args(1, "Lesson 01: Bahdanau decoder with multi-head attention")
 lesson = Lesson(1, "Bahdanau decoder + multi-head attention", settings)

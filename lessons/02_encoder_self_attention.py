@@ -43,7 +43,7 @@
 # - *Compare validation curves* with and without the extra self-attention.
 
 # %%
-from kerasattn.lesson_utils import Lesson, heading, parse_lesson_args
+from kerasattn.course import Lesson, heading, parse_lesson_args
 
 settings = parse_lesson_args(2, "Lesson 02: GRU encoder + self-attention block")
 lesson = Lesson(2, "GRU encoder + self-attention block", settings)

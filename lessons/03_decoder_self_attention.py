@@ -40,7 +40,7 @@
 # both are present: self-attention gathers the history, the GRU still orders it.
 
 # %%
-from kerasattn.lesson_utils import Lesson, heading, parse_lesson_args
+from kerasattn.course import Lesson, heading, parse_lesson_args
 
 settings = parse_lesson_args(3, "Lesson 03: decoder masked self-attention + GRU")
 lesson = Lesson(3, "decoder masked self-attention + cross-attention + GRU", settings)

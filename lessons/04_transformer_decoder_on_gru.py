@@ -52,7 +52,7 @@
 #   the same parent hypothesis.
 
 # %%
-from kerasattn.lesson_utils import Lesson, heading, parse_lesson_args
+from kerasattn.course import Lesson, heading, parse_lesson_args
 
 settings = parse_lesson_args(4, "Lesson 04: Transformer decoder on a GRU encoder")
 lesson = Lesson(4, "Transformer decoder stack on a GRU encoder", settings)
@@ -112,7 +112,7 @@ lesson.samples(model)
 # the same words (only the time differs); beam search may find a higher-scoring sentence.
 
 # %%
-from kerasattn.lesson_utils import compare_decoding
+from kerasattn.course import compare_decoding
 
 compare_decoding(lesson, model, n_sentences=2 if settings.quick else 16, beam=4)
 

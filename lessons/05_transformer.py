@@ -57,7 +57,7 @@
 # `model_kwargs={"dropout": 0.3}` and compare the BLEU.
 
 # %%
-from kerasattn.lesson_utils import Lesson, heading, parse_lesson_args
+from kerasattn.course import Lesson, heading, parse_lesson_args
 
 settings = parse_lesson_args(5, "Lesson 05: the full Transformer and the evolution table")
 lesson = Lesson(5, "the full Transformer, and the evolution table", settings)
@@ -130,9 +130,9 @@ lesson.samples(model)
 
 # %%
 heading("BLEU by source length (31+ = longer than any training sentence)")
-for bucket, (bleu, count) in result["by_length"].items():
-    print(f"{bucket:>6} words: BLEU {'-' if bleu is None else f'{bleu:5.1f}'} "
-          f"({count} sentences)")
+for b in result["by_length"]:
+    bleu = "-" if b["bleu"] is None else f"{b['bleu']:5.1f}"
+    print(f"{b['label']:>6} words: BLEU {bleu} ({b['n']} sentences)")
 
 # %%
 lesson.attention_figure(model, "attention_cross_transformer.png",
@@ -186,7 +186,7 @@ print(plots.evolution_table_markdown([result]))
 # training throughput (target tokens per second), and test BLEU.
 
 # %%
-from kerasattn.lesson_utils import evolution_rows
+from kerasattn.course import evolution_rows
 from kerasattn import plots
 
 rows = evolution_rows(lesson)

@@ -18,10 +18,12 @@ import pytest
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
+# kerasattn first: importing it keeps TensorFlow's start-up messages out of the test output
+from kerasattn._env import BACKENDS  # noqa: E402,F401,I001  (re-exported to the tests)
+
 import keras  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-BACKENDS = ("tensorflow", "jax", "torch")
 
 
 @pytest.fixture
@@ -56,3 +58,19 @@ def other_backends() -> list[str]:
 
 def to_numpy(x) -> np.ndarray:
     return np.asarray(keras.ops.convert_to_numpy(x))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark tests that start processes on the other backends (they call `other_backends()`)
+    as ``cross_backend``, so the fast loop
+    (``-m "not slow and not lesson and not cross_backend"``) leaves them out."""
+    import inspect
+
+    for item in items:
+        fn = getattr(item, "function", None)
+        try:
+            source = inspect.getsource(fn) if fn is not None else ""
+        except (OSError, TypeError):
+            continue
+        if "other_backends(" in source:
+            item.add_marker(pytest.mark.cross_backend)

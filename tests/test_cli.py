@@ -1,9 +1,8 @@
-"""The `kerasattn` command end to end: every subcommand, errors without tracebacks."""
+"""The `kerasattn` command: options, errors without tracebacks, train and translate."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
+import re
 import sys
 import types
 
@@ -11,24 +10,19 @@ import keras
 import numpy as np
 import pytest
 
-from conftest import ROOT
-
 from kerasattn import cli
+from kerasattn._env import UsageError
+from kerasattn.course import options, scripts
 
 
-def run_cli(*args, timeout=300):
-    """Run `python -m kerasattn ARGS` in a child process on this test's backend."""
-    env = dict(os.environ, KERAS_BACKEND=keras.backend.backend(), TF_CPP_MIN_LOG_LEVEL="3")
-    return subprocess.run([sys.executable, "-m", "kerasattn", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=timeout)
-
-
-def test_help_lists_every_subcommand():
-    proc = run_cli("--help")
-    assert proc.returncode == 0, proc.stderr
+def test_help_lists_every_subcommand(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["--help"])
+    out = capsys.readouterr().out
+    assert exc.value.code == 0
     for name in ("lesson", "train", "translate", "backends", "grade"):
-        assert name in proc.stdout
-    assert "_backend_worker" not in proc.stdout
+        assert name in out
+    assert "_backend_worker" not in out
 
 
 def test_model_names_match_the_registry():
@@ -37,13 +31,32 @@ def test_model_names_match_the_registry():
     assert tuple(cli.MODEL_NAMES) == tuple(MODEL_NAMES)
 
 
+def test_importing_the_command_imports_no_keras_and_no_course_code():
+    from conftest import run_in_backend
+
+    res = run_in_backend(keras.backend.backend(), """
+        import json, sys
+        import kerasattn.cli
+        kerasattn.cli.build_parser()
+        print(json.dumps(sorted(m for m in sys.modules
+                                if m in ("keras", "tensorflow", "jax", "torch")
+                                or m.startswith("kerasattn.course.lesson"))))
+    """)
+    assert res == []
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--backend", "theano", "lesson", "0"], "--backend must be one of"),
     (["lesson", "7"], "no lesson 7"),
+    (["lesson", "0", "--epochs", "0"], "--epochs must be >= 1; received 0"),
+    (["lesson", "0", "--train-size", "-3"], "--train-size must be >= 1; received -3"),
+    (["lesson", "0", "--torch-threads", "many"], "--torch-threads must be 'auto' or an int"),
+    (["lesson", "0", "--data", "/no/such/fra.txt"], "--data: no such file"),
     (["train", "lstm", "--quick"], "MODEL must be one of"),
     (["train", "bahdanau", "--data", "/no/such/fra.txt"], "--data: no such file"),
     (["train", "bahdanau", "--minutes", "-1"], "--minutes must be >= 0; received -1"),
     (["translate", "/no/such/checkpoint", "the cat ."], "CHECKPOINT: no such directory"),
+    (["translate", "/no/such/checkpoint", "the cat .", "--beam", "0"], "--beam must be >= 1"),
 ])
 def test_clear_errors_without_traceback(capsys, argv, message):
     rc = cli.main(argv)
@@ -53,20 +66,73 @@ def test_clear_errors_without_traceback(capsys, argv, message):
 
 
 def test_missing_backend_is_named(monkeypatch, capsys):
-    real = cli.importlib.util.find_spec
-    monkeypatch.setattr(cli.importlib.util, "find_spec",
+    from kerasattn import _env
+
+    real = _env.importlib.util.find_spec
+    monkeypatch.setattr(_env.importlib.util, "find_spec",
                         lambda name, *a: None if name == "jax" else real(name, *a))
     rc = cli.main(["--backend", "jax", "lesson", "0", "--quick"])
     err = capsys.readouterr().err
     assert rc == 2
     assert "backend 'jax' is not installed" in err and "kerasattn[jax]" in err
-    assert "jax" not in cli.installed_backends()
+    assert "jax" not in _env.installed_backends()
 
 
+ALL_RUN_OPTIONS = ["--quick", "--data", "corpus.txt", "--out", "somewhere", "--epochs", "3",
+                   "--minutes", "0.5", "--seed", "7", "--train-size", "40",
+                   "--torch-threads", "1"]
+
+
+def test_lesson_command_and_lesson_script_accept_the_same_options(tmp_path, monkeypatch):
+    """`kerasattn lesson N OPTIONS` hands the lesson script exactly the settings that
+    `python lessons/0N_*.py OPTIONS` would get."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("KERASATTN_TORCH_THREADS", raising=False)
+    (tmp_path / "corpus.txt").write_text("hello .\tbonjour .\n")
+    args = cli.build_parser().parse_args(["lesson", "2", *ALL_RUN_OPTIONS])
+    forwarded = options.run_options_argv(args)
+    direct = options.parse_lesson_args(2, "test", ALL_RUN_OPTIONS, n_models=1)
+    via_cli = options.parse_lesson_args(2, "test", forwarded, n_models=1)
+    assert via_cli == direct
+    assert direct.quick and direct.data == "corpus.txt" and direct.epochs == 3
+    assert direct.minutes == 0.5 and direct.seed == 7 and direct.train_size == 40
+    assert str(direct.out) == "somewhere"
+    import os
+
+    assert os.environ["KERASATTN_TORCH_THREADS"] == "1"
+
+
+def test_default_settings_split_the_budget_and_write_under_the_current_directory():
+    s = options.parse_lesson_args(0, "test", [], n_models=2)
+    assert s.out == options.OUTPUTS / "lessons" / "lesson_00" and not s.out.is_absolute()
+    assert s.minutes == pytest.approx(options.DEFAULT_MINUTES / 2)
+    assert s.epochs == options.DEFAULT_EPOCHS and not s.quick
+    quick = options.parse_lesson_args(0, "test", ["--quick"], n_models=2)
+    assert quick.minutes is None and quick.epochs == options.QUICK_EPOCHS
+    assert options.parse_lesson_args(0, "test", ["--minutes", "0"]).minutes is None
+
+
+def test_lesson_script_rejects_unknown_options(capsys):
+    with pytest.raises(SystemExit) as exc:
+        options.parse_lesson_args(0, "test", ["--lr", "3"])
+    assert exc.value.code == 2
+    assert "unrecognized arguments: --lr 3" in capsys.readouterr().err
+
+
+def test_every_lesson_script_is_found():
+    paths = [scripts.lesson_path(n) for n in range(6)]
+    assert [p.name[:2] for p in paths] == ["00", "01", "02", "03", "04", "05"]
+    with pytest.raises(UsageError, match="N must be one of 0, 1, 2, 3, 4, 5; received 6"):
+        scripts.lesson_path(6)
+
+
+@pytest.mark.cross_backend
 def test_backend_switch_reruns_in_a_child_process(capfd):
     # keras is already imported here, so another backend must run in a fresh process; the
-    # child reaches the lesson lookup and fails there, proving it ran with that backend
-    other = next(b for b in cli.installed_backends() if b != keras.backend.backend())
+    # child reaches the lesson lookup and fails there, proving it ran
+    from kerasattn._env import installed_backends
+
+    other = next(b for b in installed_backends() if b != keras.backend.backend())
     rc = cli.main(["--backend", other, "lesson", "8"])
     assert rc == 2
     assert "no lesson 8" in capfd.readouterr().err
@@ -84,41 +150,59 @@ def test_grade_delegates_to_the_grader(monkeypatch):
 
 
 @pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory):
-    out = tmp_path_factory.mktemp("ckpt") / "bahdanau"
-    rc = cli.main(["train", "bahdanau", "--quick", "--out", str(out)])
+def trained(tmp_path_factory):
+    """`kerasattn train bahdanau --quick --epochs 2` run in an empty working directory."""
+    cwd = tmp_path_factory.mktemp("cwd")
+    mp = pytest.MonkeyPatch()
+    mp.chdir(cwd)
+    try:
+        rc = cli.main(["train", "bahdanau", "--quick", "--epochs", "2", "--seed", "3"])
+    finally:
+        mp.undo()
     assert rc == 0
-    return out
+    return cwd, cwd / "outputs" / "checkpoints" / "bahdanau"
 
 
-def test_train_saves_checkpoint_and_vocabularies(checkpoint):
-    for f in ("model.keras", "src_vocab.json", "tgt_vocab.json", "meta.json"):
-        assert (checkpoint / f).is_file(), f
+def test_train_saves_checkpoint_under_the_current_directory(trained):
+    cwd, checkpoint = trained
+    assert sorted(p.name for p in checkpoint.iterdir()) == [
+        "meta.json", "model.keras", "src_vocab.json", "tgt_vocab.json"]
     meta = json.loads((checkpoint / "meta.json").read_text())
     assert meta["model"] == "bahdanau" and meta["backend"] == keras.backend.backend()
-    assert 0.0 <= meta["bleu"] <= 100.0 and meta["history"]["loss"]
+    assert meta["epochs"] == 2 and len(meta["history"]["loss"]) == 2   # --epochs honoured
+    assert meta["settings"]["seed"] == 3 and meta["settings"]["quick"] is True
 
 
-def test_translate_prints_translation_and_attention(checkpoint, capsys):
-    from kerasattn import lesson_utils
+def test_translate_prints_translation_and_attention(trained, capsys):
+    _, checkpoint = trained
+    meta = json.loads((checkpoint / "meta.json").read_text())
+    sentence = meta["example_source"]
+    from kerasattn.course.checkpoints import load_checkpoint
 
-    ck = lesson_utils.load_checkpoint(checkpoint)
-    sentence = json.loads((checkpoint / "meta.json").read_text())["example_source"]
+    tgt_vocab = load_checkpoint(checkpoint).tgt_vocab
     plot = checkpoint / "att.png"
     rc = cli.main(["translate", str(checkpoint), sentence, "--attention", "--plot",
                    str(plot)])
     out = capsys.readouterr().out
     assert rc == 0
     lines = out.splitlines()
-    expected = lesson_utils.translate_sentence(ck, sentence)["translation"]
-    assert lines[0] == expected
-    assert "attention weights" in out
-    table_rows = [ln for ln in lines if ln.split()[:1] and ln.split()[0] in
-                  expected.split() + ["<eos>"]]
-    assert len(table_rows) >= 1
+    translation = lines[0].split()
+    assert translation and all(w in tgt_vocab for w in translation)  # target-language words
+    # the attention table: a header of source tokens, one row per generated token whose
+    # weights form a distribution over the source
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("attention weights"))
+    assert lines[start + 1].split() == sentence.split()
+    rows = [ln.split() for ln in lines[start + 3:] if ln and not ln.startswith("heatmap")]
+    assert [r[0] for r in rows] == (translation + ["<eos>"])[:len(rows)]
+    weights = np.array([[float(v) for v in r[1:]] for r in rows])
+    assert weights.shape[1] == len(sentence.split())
+    np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=0.02 * weights.shape[1])
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    rc = cli.main(["translate", str(checkpoint), sentence, "--beam", "3"])
-    assert rc == 0 and capsys.readouterr().out.strip()
+    # deterministic, and a beam search of width 3 also prints one translation line
+    assert cli.main(["translate", str(checkpoint), sentence]) == 0
+    assert capsys.readouterr().out.splitlines()[0].split() == translation
+    assert cli.main(["translate", str(checkpoint), sentence, "--beam", "3"]) == 0
+    assert re.fullmatch(r"[^\n]+\n", capsys.readouterr().out)
 
 
 def test_translate_reports_an_incomplete_checkpoint(tmp_path, capsys):
@@ -128,17 +212,29 @@ def test_translate_reports_an_incomplete_checkpoint(tmp_path, capsys):
     assert "incomplete" in err and "model.keras" in err
 
 
-def test_backends_demo_same_weights_everywhere(checkpoint, tmp_path):
-    backends = cli.installed_backends()
-    proc = run_cli("backends", "--checkpoint", str(checkpoint), "--quick", "--out",
-                   str(tmp_path))
+@pytest.mark.slow
+@pytest.mark.cross_backend
+@pytest.mark.skipif(keras.backend.backend() != "tensorflow",
+                    reason="starts every backend itself: runs in the tensorflow pass only")
+def test_backends_demo_same_weights_everywhere(trained, tmp_path):
+    import os
+    import subprocess
+
+    from conftest import ROOT
+
+    from kerasattn._env import installed_backends
+
+    _, checkpoint = trained
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-m", "kerasattn", "backends", "--checkpoint",
+                           str(checkpoint), "--quick", "--out", str(tmp_path)], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     summary = json.loads((tmp_path / "summary.json").read_text())
-    assert summary["backends"] == backends and summary["failed"] == []
+    assert summary["backends"] == installed_backends() and summary["failed"] == []
     assert summary["max_abs_logit_diff"] < 1e-3
     assert summary["same_translations"] is True
-    for b in backends:
+    for b in installed_backends():
         assert b in proc.stdout
         logits = np.load(tmp_path / f"logits_{b}.npy")
         assert logits.ndim == 3 and np.isfinite(logits).all()
-    assert "max |logit diff|" in proc.stdout

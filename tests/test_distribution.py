@@ -27,7 +27,7 @@ os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
 sys.path.insert(0, "tests")
 import jax, keras, numpy as np
 from kerasattn import training
-from test_training_helpers import tiny_gru, tiny_pairs
+from tiny_models import tiny_gru, tiny_pairs
 
 data = tiny_pairs(8)
 kw = dict(epochs=2, batch_size=4, learning_rate=1e-2, early_stopping_patience=None,

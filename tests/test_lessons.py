@@ -13,7 +13,10 @@ from pathlib import Path
 import keras
 import pytest
 
-from kerasattn import cli
+from kerasattn._env import MODEL_NAMES
+from kerasattn.course import Lesson, Settings, evolution_rows
+
+pytestmark = pytest.mark.lesson
 
 EXPECTED_FIGURES = {
     0: ["architecture_seq2seq.png", "architecture_bahdanau.png",
@@ -47,8 +50,11 @@ def out_root(tmp_path_factory):
     return tmp_path_factory.mktemp("lessons")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("number", range(6))
 def test_lesson_quick_writes_its_figures(number, out_root, capsys):
+    from kerasattn import cli
+
     out = out_root / f"lesson_{number:02d}"
     rc = cli.main(["lesson", str(number), "--quick", "--out", str(out)])
     printed = capsys.readouterr().out
@@ -65,29 +71,66 @@ def test_lesson_quick_writes_its_figures(number, out_root, capsys):
             assert (width, height) == FIXED_SIZES[name], name
         assert name in record["figures"]
         assert name in printed  # the lesson says where its figures are
+    assert record["models"], "the lesson recorded no model"
     for model, r in record["models"].items():
-        assert 0.0 <= r["bleu"] <= 100.0 and 0.0 <= r["exact_match"] <= 1.0
-        assert r["params"] > 0 and r["history"]["loss"]
+        assert r["params"] > 0 and len(r["history"]["loss"]) == r["epochs"]
+        assert r["n_test"] == 6   # quick mode scores the 6 quick test pairs
+        buckets = r["by_length"]
+        assert [b["label"] for b in buckets] == ["1-10", "11-20", "21-30", "31+"]
+        assert sum(b["n"] for b in buckets) == r["n_test"]
+        assert all((b["bleu"] is None) == (b["n"] == 0) for b in buckets)
 
 
+@pytest.mark.slow
 def test_lesson_05_evolution_table_has_all_seven_models(out_root):
     table = (out_root / "lesson_05" / "evolution_table.md").read_text().splitlines()
     names = [line.split("|")[1].strip() for line in table[2:]]
-    assert names == list(cli.MODEL_NAMES)
+    assert names == list(MODEL_NAMES)
 
 
 def test_evolution_rows_default_mode_does_not_train_unmeasured_models(tmp_path, capsys):
     """Lesson 05 in default mode must not train the seven models itself (7x the budget):
     rows of models no lesson recorded carry the parameter count only, and it says which
     lessons to run."""
-    from kerasattn import lesson_utils as lu
-
-    settings = lu.Settings(quick=True, out=tmp_path / "lesson_05")
-    lesson = lu.Lesson(5, "evolution rows", settings)
-    rows = lu.evolution_rows(lesson, train_missing=False)
+    settings = Settings(quick=True, out=tmp_path / "lesson_05")
+    lesson = Lesson(5, "evolution rows", settings)
+    rows = evolution_rows(lesson, train_missing=False)
     printed = capsys.readouterr().out
-    assert [r["model"] for r in rows] == list(cli.MODEL_NAMES)
+    assert [r["model"] for r in rows] == list(MODEL_NAMES)
     assert all(r["params"] > 0 and r["bleu"] is None for r in rows)
     assert "kerasattn lesson 0" in printed and "kerasattn lesson 4" in printed
     assert "lesson 5" not in printed.split("Run", 1)[-1]   # lesson 05 is this one
     assert not lesson.results                             # nothing was trained
+
+
+NOISE = ("oneDNN", "cuInit", "absl::InitializeLog", "cpu_feature_guard", "cudart_stub")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(keras.backend.backend() != "tensorflow",
+                    reason="checks TensorFlow's start-up messages: tensorflow pass only (the "
+                           "options themselves are checked on every backend in test_cli.py)")
+def test_lesson_script_takes_every_option_and_writes_under_the_current_directory(tmp_path):
+    """`python lessons/01_*.py OPTIONS` run from an empty directory: the options reach the
+    lesson, outputs land in ./outputs/lessons/lesson_01, and TensorFlow prints none of its
+    start-up messages."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    env = dict(os.environ, KERAS_BACKEND=keras.backend.backend(), PYTHONPATH=str(ROOT))
+    env.pop("TF_CPP_MIN_LOG_LEVEL", None)   # the kit must quiet TensorFlow by itself
+    script = next((ROOT / "lessons").glob("01_*.py"))
+    proc = subprocess.run([sys.executable, str(script), "--quick", "--epochs", "2",
+                           "--seed", "5", "--train-size", "32", "--minutes", "3"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    record = json.loads((tmp_path / "outputs" / "lessons" / "lesson_01" / "results.json")
+                        .read_text())
+    assert record["settings"]["seed"] == 5 and record["settings"]["train_size"] == 32
+    assert record["settings"]["epochs"] == 2 and record["settings"]["lesson_minutes"] == 3
+    assert all(r["epochs"] == 2 for r in record["models"].values())
+    noise = [line for line in proc.stderr.splitlines() if any(n in line for n in NOISE)]
+    assert not noise, "\n".join(noise)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from conftest import to_numpy
-from test_training_helpers import tiny_bag, tiny_pairs
+from tiny_models import tiny_bag, tiny_pairs
 
 from kerasattn import backend_utils, checkpointing, training
 from kerasattn.metrics import masked_sparse_ce

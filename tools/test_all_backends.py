@@ -19,7 +19,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-ALL_BACKENDS = ("tensorflow", "jax", "torch")
+sys.path.insert(0, str(ROOT))  # this checkout's kerasattn
+
+from kerasattn._env import BACKENDS as ALL_BACKENDS  # noqa: E402
 
 
 def run_backend(backend: str, pytest_args: list[str]) -> dict:

@@ -1,4 +1,5 @@
-"""Tiny models and data for the training tests (kept independent of kerasattn.models).
+"""Tiny models and data for the training tests (a helper module, not tests; kept
+independent of kerasattn.models).
 
 `tiny_bag` (no recurrence) keeps XLA / tf.function compile time low in the many short
 training runs; `tiny_gru` (a recurrent encoder-decoder) is what the data-parallel check
@@ -42,7 +43,6 @@ def tiny_gru(src_vocab=12, tgt_vocab=12, d=16, dropout=0.0):
     y = keras.layers.Dropout(dropout)(y)
     logits = keras.layers.Dense(tgt_vocab)(y)
     return keras.Model({"encoder_inputs": enc_in, "decoder_inputs": dec_in}, logits)
-
 
 
 def tiny_bag(src_vocab=12, tgt_vocab=12, d=16, dropout=0.0):

@@ -1,0 +1,213 @@
+"""The :class:`Lesson` runner: data, training, scoring, figures and ``results.json``."""
+from __future__ import annotations
+
+import json
+import platform
+import time
+from pathlib import Path
+from typing import Sequence
+
+from kerasattn.course.data import LessonData, load_data, spread
+from kerasattn.course.options import Settings
+from kerasattn.course.printing import clip, format_table, heading
+from kerasattn.course.train import Trained, train_model
+from kerasattn.course.translate import attention_record, translate_batch, translate_with_attention
+
+LENGTH_BUCKETS = (0, 10, 20, 30, float("inf"))
+"""Source-length buckets of BLEU by length: 1-10, 11-20, 21-30, 31+ words."""
+
+
+# ---------------------------------------------------------------------------------------
+# The lesson object
+# ---------------------------------------------------------------------------------------
+class Lesson:
+    """Runs one lesson: data, training, scoring, figures and the record of results.
+
+    Args:
+        number: the lesson number (0-5).
+        title: shown in the header.
+        settings: from :func:`parse_lesson_args`.
+    """
+
+    def __init__(self, number: int, title: str, settings: Settings):
+        import keras
+
+        self.number, self.title, self.settings = number, title, settings
+        self.backend = keras.backend.backend()
+        self.out = Path(settings.out)
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.figures: list[Path] = []
+        self.results: dict[str, dict] = {}
+        self.histories: dict[str, dict] = {}
+        self._data = None
+        self._start = time.perf_counter()
+        mode = "quick (tiny, for tests)" if settings.quick else "default"
+        print(f"Lesson {number:02d}: {title}\nbackend: {self.backend} | mode: {mode} | "
+              f"epochs: {settings.epochs} | figures -> {self.out}/", flush=True)
+
+    # -- data --------------------------------------------------------------------------
+    @property
+    def data(self) -> LessonData:
+        if self._data is None:
+            self._data = load_data(self.settings)
+            d = self._data
+            print(f"data: {d.description}; vocabularies {len(d.src_vocab)} (en) / "
+                  f"{len(d.tgt_vocab)} (fr)", flush=True)
+        return self._data
+
+    # -- training and scoring ------------------------------------------------------------
+    def train(self, name: str, model_kwargs: dict | None = None, **train_kwargs) -> Trained:
+        """Build and train ``name``; print the time and parameter count."""
+        heading(f"training {name}")
+        t = train_model(name, self.data, self.settings, model_kwargs=model_kwargs,
+                        **train_kwargs)
+        self.histories[name] = t.history
+        tps = f"{t.tokens_per_second:,.0f} target tokens/s" if t.tokens_per_second else ""
+        threads = f" (torch: {t.torch_threads} threads)" if t.torch_threads else ""
+        print(f"{name}: {t.params:,} parameters, {t.epochs_run} epochs in "
+              f"{t.train_seconds:.1f} s {tps}{threads}", flush=True)
+        return t
+
+    def evaluate(self, trained: Trained, beam: int = 1) -> dict:
+        """BLEU and exact match on the test split (greedy unless ``beam`` > 1)."""
+        from kerasattn import metrics
+
+        d = self.data
+        srcs = [s for s, _ in d.test_pairs]
+        refs = [t for _, t in d.test_pairs]
+        start = time.perf_counter()
+        hyps, _ = translate_batch(trained.model, srcs, d.src_vocab, d.tgt_vocab, beam=beam,
+                                  max_length=self.settings.max_decode,
+                                  compile=self.settings.decode_compile,
+                                  progress=not self.settings.quick)
+        decode_seconds = time.perf_counter() - start
+        res = dict(model=trained.name, params=trained.params,
+                   train_seconds=trained.train_seconds,
+                   tokens_per_second=trained.tokens_per_second,
+                   epochs=trained.epochs_run, torch_threads=trained.torch_threads,
+                   bleu=float(metrics.corpus_bleu(hyps, refs)),
+                   exact_match=float(metrics.exact_match(hyps, refs)),
+                   decode_seconds=decode_seconds, backend=self.backend,
+                   n_test=len(refs))
+        res["by_length"] = metrics.bleu_by_length(srcs, hyps, refs, buckets=LENGTH_BUCKETS)
+        res["_hyps"] = hyps
+        self.results[trained.name] = res
+        print(f"{trained.name}: test BLEU {res['bleu']:.1f}, exact match "
+              f"{res['exact_match']:.1%} on {len(refs)} sentences (decoded in "
+              f"{decode_seconds:.1f} s)", flush=True)
+        return res
+
+    def samples(self, trained: Trained, n: int = 5) -> None:
+        """Print ``n`` test translations next to their references (short to long)."""
+        res = self.results.get(trained.name)
+        pairs = self.data.test_pairs
+        idx = spread(sorted(range(len(pairs)), key=lambda i: len(pairs[i][0].split())), n)
+        if res is None:
+            hyps, _ = translate_batch(trained.model, [pairs[i][0] for i in idx],
+                                      self.data.src_vocab, self.data.tgt_vocab,
+                                      max_length=self.settings.max_decode,
+                                  compile=self.settings.decode_compile)
+        else:
+            hyps = [res["_hyps"][i] for i in idx]
+        rows = []
+        for i, h in zip(idx, hyps):
+            src, ref = pairs[i]
+            rows.append([clip(src), clip(ref), ("= " if h == ref else "x ") + clip(h)])
+        print(format_table(["source", "reference", f"{trained.name} (= exact)"], rows,
+                           align="lll"))
+
+    # -- figures -------------------------------------------------------------------------
+    def _path(self, fname: str) -> Path:
+        path = self.out / fname
+        self.figures.append(path)
+        return path
+
+    def example_sentence(self, min_len: int = 6, max_len: int = 12) -> tuple[str, str]:
+        """A test pair of medium length with a reordering (adjective after noun) if any."""
+        pairs = self.data.test_pairs
+        mid = [p for p in pairs if min_len <= len(p[0].split()) <= max_len] or pairs
+        return mid[0]
+
+    def attention_figure(self, trained: Trained, fname: str, sentence: str | None = None,
+                         kind: str = "cross", layer: int = -1, title: str | None = None):
+        """Heatmap of the attention ``trained`` uses when translating ``sentence``."""
+        from kerasattn import plots
+
+        if sentence is None:
+            sentence = self.example_sentence()[0]
+        rec = translate_with_attention(trained.model, sentence, self.data.src_vocab,
+                                       self.data.tgt_vocab,
+                                       max_length=self.settings.max_decode,
+                                  compile=self.settings.decode_compile)
+        w = attention_record(rec["attention"], layer=layer, kind=kind)
+        if w is None:
+            print(f"{trained.name} has no {kind}-attention to draw")
+            return None
+        keys = rec["source_tokens"] if kind == "cross" else \
+            ["<bos>"] + rec["target_tokens"][:-1]
+        label = title or f"{trained.name}: {kind}-attention" + (
+            f", layer {layer % w.shape[0] + 1}" if False else "")
+        return plots.attention_heatmap(
+            w, keys, rec["target_tokens"], self._path(fname), title=label,
+            xlabel="source" if kind == "cross" else "decoder input (earlier outputs)")
+
+    def architecture(self, name: str):
+        """The architecture diagram of model ``name``."""
+        from kerasattn import plots
+
+        return plots.architecture_diagram(name, self._path(f"architecture_{name}.png"))
+
+    def curves(self, names: Sequence[str], fname: str, title: str | None = None):
+        """Training / validation loss of the models ``names`` trained (or recorded)."""
+        from kerasattn import plots
+
+        hist = {n: self.histories[n] for n in names if n in self.histories}
+        return plots.training_curves(hist, self._path(fname), title=title)
+
+    def figure(self, fn, fname: str, *args, **kwargs):
+        """Call a :mod:`kerasattn.plots` function with this lesson's output path."""
+        return fn(*args, path=self._path(fname), **kwargs)
+
+    # -- records -------------------------------------------------------------------------
+    def recorded(self, lesson_numbers: Sequence[int] = range(6)) -> dict[str, dict]:
+        """Results of other lessons run with the same settings and backend (for reuse)."""
+        found = {}
+        parent = self.out.parent
+        for k in lesson_numbers:
+            f = parent / f"lesson_{k:02d}" / "results.json"
+            if not f.exists():
+                continue
+            rec = json.loads(f.read_text())
+            if rec.get("settings") == self.settings.signature() and \
+                    rec.get("backend") == self.backend:
+                for name, r in rec.get("models", {}).items():
+                    found[name] = r
+        return found
+
+    def finish(self) -> dict:
+        """Print the results table and the figures; write ``results.json``."""
+        heading("summary")
+        if self.results:
+            print(format_table(
+                ["model", "params", "epochs", "train s", "tokens/s", "BLEU", "exact"],
+                [[r["model"], f"{r['params']:,}", r["epochs"], f"{r['train_seconds']:.1f}",
+                  f"{r['tokens_per_second']:,.0f}" if r.get("tokens_per_second") else "-",
+                  f"{r['bleu']:.1f}", f"{r['exact_match']:.1%}"]
+                 for r in self.results.values()]))
+        record = dict(lesson=self.number, backend=self.backend,
+                      settings=self.settings.signature(),
+                      wall_seconds=time.perf_counter() - self._start,
+                      python=platform.python_version(),
+                      models={k: {**{kk: vv for kk, vv in v.items() if not kk.startswith("_")},
+                                  "history": self.histories.get(k)}
+                              for k, v in self.results.items()},
+                      figures=[str(p.name) for p in self.figures])
+        (self.out / "results.json").write_text(json.dumps(record, indent=1))
+        print(f"\nfigures written to {self.out}/:")
+        for p in self.figures:
+            print(f"  {p.name}")
+        print(f"lesson {self.number:02d} finished in {record['wall_seconds']:.0f} s "
+              f"on {self.backend}")
+        return record
+
+

@@ -1,0 +1,98 @@
+"""Helpers of single lessons: decoding comparison (lesson 04), evolution table (lesson 05)."""
+from __future__ import annotations
+
+import time
+
+from kerasattn._env import MODEL_NAMES
+from kerasattn.course.data import spread
+from kerasattn.course.lesson import Lesson
+from kerasattn.course.printing import format_table
+from kerasattn.course.train import Trained, build
+from kerasattn.course.translate import translate_batch
+
+
+def compare_decoding(lesson: Lesson, trained: Trained, n_sentences: int = 8, beam: int = 4
+                     ) -> list[dict]:
+    """Decode test sentences greedily with and without the cache, and with a beam.
+
+    Prints a timing table and the sentences where beam search differs from greedy.
+    """
+    d = lesson.data
+    srcs = [s for s, _ in spread(sorted(d.test_pairs, key=lambda p: len(p[0].split())),
+                                  n_sentences)]
+    runs = []
+    outputs = {}
+    cap = dict(max_length=lesson.settings.max_decode,
+               compile=lesson.settings.decode_compile)
+    for label, kwargs in (("greedy, K/V cache", dict(beam=1, cache=True, **cap)),
+                          ("greedy, no cache", dict(beam=1, cache=False, **cap)),
+                          (f"beam {beam}, cache", dict(beam=beam, cache=True, **cap))):
+        # Warm-up on the same batch: compilation (JAX / TensorFlow: one per batch shape)
+        # is not part of the comparison.
+        translate_batch(trained.model, srcs, d.src_vocab, d.tgt_vocab, **kwargs)
+        start = time.perf_counter()
+        hyps, _ = translate_batch(trained.model, srcs, d.src_vocab, d.tgt_vocab, **kwargs)
+        seconds = time.perf_counter() - start
+        outputs[label] = hyps
+        runs.append(dict(decoder=label, seconds=seconds, ms_per_sentence=1000 * seconds /
+                         len(srcs)))
+    ref = outputs["greedy, K/V cache"]
+    print(format_table(["decoder", "total s", "ms/sentence", "same as cached greedy"],
+                       [[r["decoder"], f"{r['seconds']:.2f}", f"{r['ms_per_sentence']:.0f}",
+                         f"{sum(a == b for a, b in zip(outputs[r['decoder']], ref))}/"
+                         f"{len(ref)}"] for r in runs]))
+    beam_label = f"beam {beam}, cache"
+    diff = [(s, g, b) for s, g, b in zip(srcs, ref, outputs[beam_label]) if g != b]
+    print(f"beam search changed {len(diff)} of {len(srcs)} translations")
+    for s, g, b in diff[:3]:
+        print(f"  en:     {s}\n  greedy: {g}\n  beam:   {b}")
+    return runs
+
+
+LESSON_OF_MODEL = {"seq2seq": 0, "bahdanau": 0, "bahdanau_multihead": 1,
+                   "encoder_self_attention": 2, "decoder_self_attention": 3,
+                   "transformer_decoder_on_gru": 4, "transformer": 5}
+
+
+def evolution_rows(lesson: Lesson, train_missing: bool | None = None) -> list[dict]:
+    """One row per model for the evolution table.
+
+    Each model's row comes from the lesson that trains it (its ``results.json``, when it was
+    run with the same settings on the same backend). A model with no such record is trained
+    now when ``train_missing`` (default: in quick mode only, where it takes seconds);
+    otherwise its row has the parameter count only, and the lesson to run is printed
+    (training all seven here would take the budget seven times).
+
+    Args:
+        lesson: the running lesson (05).
+        train_missing: train models that no earlier lesson recorded (None: quick mode only).
+
+    Returns:
+        A list of dicts with keys ``model, params, train_seconds, tokens_per_second, bleu,
+        exact_match`` (missing figures are None).
+    """
+    if train_missing is None:
+        train_missing = lesson.settings.quick
+    recorded = lesson.recorded(range(5))
+    rows, missing = [], []
+    for name in MODEL_NAMES:
+        if name in lesson.results:
+            r = lesson.results[name]
+        elif name in recorded:
+            r = recorded[name]
+            print(f"{name}: result recorded by lesson {LESSON_OF_MODEL[name]:02d}")
+        elif train_missing:
+            r = lesson.evaluate(lesson.train(name))
+        else:
+            model, _ = build(name, lesson.data, quick=lesson.settings.quick)
+            r = dict(model=name, params=int(model.count_params()))
+            missing.append(name)
+        rows.append({k: r.get(k) for k in ("model", "params", "train_seconds",
+                                            "tokens_per_second", "bleu", "exact_match")})
+    if missing:
+        lessons = sorted({LESSON_OF_MODEL[n] for n in missing} - {lesson.number})
+        print(f"not yet measured with these settings on {lesson.backend}: "
+              f"{', '.join(missing)}. Run "
+              + ", ".join(f"`kerasattn lesson {k}`" for k in lessons)
+              + " (same options and backend), then this lesson again, to fill their rows.")
+    return rows

@@ -1,0 +1,243 @@
+"""The one definition of the lesson and training options, and the :class:`Settings` they give.
+
+``kerasattn lesson N``, ``python lessons/0N_*.py`` and ``kerasattn train`` all add their
+options with :func:`add_run_options` and turn them into :class:`Settings` with
+:func:`settings_from_args`, so every option works the same everywhere::
+
+    --quick  --data PATH  --out DIR  --epochs N  --minutes M  --seed S  --train-size N
+    --torch-threads auto|N  --backend NAME
+
+Keras is not imported here: ``--backend`` must take effect before it is.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from kerasattn._env import BACKENDS, UsageError, check_model_name, select_backend
+
+__all__ = ["Settings", "add_run_options", "settings_from_args", "parse_lesson_args",
+           "run_options_argv", "check_data_path", "check_model_name", "OUTPUTS",
+           "lesson_out_dir", "checkpoint_dir"]
+
+# Default: the full built-in corpus (10,000 training pairs), the whole test split, at most
+# DEFAULT_EPOCHS epochs with early stopping, each model's recommended learning rate and
+# batching (kerasattn.training.recommended_training), and DEFAULT_MINUTES of training per
+# lesson, split evenly over the lesson's models (lesson 00 trains two). Chosen so that a
+# lesson ends within 5 minutes on a 2-core CPU, data, decoding and figures included
+# (measured per backend: docs/lessons.md). Quick: a slice of the corpus and tiny models, for
+# the tests (seconds); quick numbers mean nothing about quality.
+DEFAULT_EPOCHS = 30
+DEFAULT_SIZES = dict(train=None, valid=300, test=None)  # None = the whole split
+DEFAULT_MINUTES = 4.25      # wall-clock training budget per lesson (split over its models)
+QUICK_EPOCHS = 1
+QUICK_SIZES = dict(train=64, valid=16, test=6)
+QUICK_MAX_DECODE = 8        # quick models never learn <eos>: cap the output length
+QUICK_HPARAMS = dict(  # applied only to fields a model's config actually has
+    embed_dim=16, units=16, attention_units=16, d_model=16, num_heads=2, d_ff=32,
+    num_encoder_blocks=1, num_encoder_layers=1, num_decoder_layers=1, dropout=0.0)
+
+OUTPUTS = Path("outputs")
+"""Root of everything the kit writes, relative to the current directory."""
+
+
+def lesson_out_dir(number: int) -> Path:
+    """Default output folder of lesson ``number``: ``./outputs/lessons/lesson_0N``."""
+    return OUTPUTS / "lessons" / f"lesson_{number:02d}"
+
+
+def checkpoint_dir(model: str) -> Path:
+    """Default checkpoint folder of ``kerasattn train MODEL``: ``./outputs/checkpoints/MODEL``."""
+    return OUTPUTS / "checkpoints" / model
+
+
+@dataclasses.dataclass
+class Settings:
+    """What a lesson or ``kerasattn train`` runs with.
+
+    Attributes:
+        quick: tiny data and models (tests), else the default budget.
+        data: a Tatoeba file path, or None for the built-in corpus.
+        out: output directory of this lesson / run.
+        epochs: maximum epochs per model (early stopping may end sooner).
+        batch_size: pairs per optimizer step.
+        seed: random seed (corpus split, initial weights, dropout).
+        max_test: evaluate on at most this many test pairs (None = all).
+        minutes: training wall-clock budget per model in minutes (None or 0 = no limit);
+            training stops after the batch that crosses it (the best weights so far are
+            kept).
+        train_size: use this many training pairs, spread evenly over the lengths (None =
+            all).
+        n_models: models the lesson trains (its budget is ``minutes * n_models``).
+    """
+
+    quick: bool = False
+    data: str | None = None
+    out: Path = OUTPUTS / "lessons"
+    epochs: int = DEFAULT_EPOCHS
+    batch_size: int = 64
+    seed: int = 0
+    max_test: int | None = None
+    minutes: float | None = None
+    train_size: int | None = None
+    n_models: int = 1
+
+    @property
+    def decode_compile(self):
+        """Compile the decoding step? Not in quick mode: compiling costs more than it saves
+        for a handful of 8-token outputs (and every tiny model would recompile)."""
+        return False if self.quick else "auto"
+
+    @property
+    def max_decode(self) -> int | None:
+        """Output-length cap for decoding (quick mode only; None = from the source)."""
+        return QUICK_MAX_DECODE if self.quick else None
+
+    def signature(self) -> dict:
+        """The fields that make two runs comparable (same data and budget)."""
+        lesson_minutes = None if self.minutes is None else round(self.minutes *
+                                                                  self.n_models, 2)
+        return dict(quick=self.quick, data=self.data, epochs=self.epochs,
+                    batch_size=self.batch_size, seed=self.seed, max_test=self.max_test,
+                    lesson_minutes=lesson_minutes, train_size=self.train_size,
+                    sizes=dict(QUICK_SIZES if self.quick else DEFAULT_SIZES))
+
+
+def check_data_path(path: str) -> Path:
+    """A readable corpus file, or a :class:`UsageError` naming ``--data`` and the path."""
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError(f"--data: no such file {str(p)!r}. Give a Tatoeba/manythings "
+                         f"English<TAB>French file (e.g. fra.txt from "
+                         f"https://www.manythings.org/anki/), or leave out --data to use the "
+                         f"built-in corpus.")
+    return p
+
+
+# (flags, argparse keywords) of every run option, in the order --help lists them
+_RUN_OPTIONS = [
+    ("--quick", dict(action="store_true",
+                     help="tiny data and models: seconds, for tests (results mean nothing)")),
+    ("--data", dict(metavar="PATH", help="a Tatoeba/manythings English<TAB>French file "
+                                         "(default: the built-in corpus)")),
+    ("--out", dict(metavar="DIR", help="output folder (default: {out})")),
+    ("--epochs", dict(type=int, metavar="N",
+                      help=f"maximum epochs per model (default {DEFAULT_EPOCHS}, quick "
+                           f"{QUICK_EPOCHS}); early stopping may end sooner")),
+    ("--minutes", dict(type=float, metavar="M",
+                       help="training budget in minutes per model (default {minutes}; "
+                            "0 = no limit; none in quick mode)")),
+    ("--seed", dict(type=int, default=0, metavar="S",
+                    help="random seed: corpus split, initial weights, dropout (default 0)")),
+    ("--train-size", dict(type=int, metavar="N",
+                          help=f"training pairs (default: all, quick {QUICK_SIZES['train']})")),
+    ("--torch-threads", dict(metavar="auto|N",
+                             help="torch backend: intra-op threads for training and decoding "
+                                  "(default: torch's own, one per core; auto = the cores "
+                                  "other processes leave idle, measured once)")),
+]
+
+
+def add_run_options(parser: argparse.ArgumentParser, out_default: str,
+                    minutes_default: str, backend: bool = True) -> None:
+    """Add the run options (see the module docstring) to ``parser``.
+
+    Args:
+        parser: the parser (or subparser) to extend.
+        out_default: how ``--help`` describes the default output folder.
+        minutes_default: how ``--help`` describes the default training budget.
+        backend: also add ``--backend`` (default: ``$KERAS_BACKEND``).
+    """
+    for flag, kwargs in _RUN_OPTIONS:
+        kwargs = dict(kwargs)
+        kwargs["help"] = kwargs["help"].format(out=out_default, minutes=minutes_default)
+        parser.add_argument(flag, **kwargs)
+    if backend:
+        parser.add_argument("--backend", metavar="NAME", default=argparse.SUPPRESS,
+                            help=f"Keras backend: {', '.join(BACKENDS)} (default: "
+                                 f"$KERAS_BACKEND, else Keras's default)")
+
+
+def run_options_argv(args: argparse.Namespace) -> list[str]:
+    """The run options of parsed ``args`` back as command-line arguments (non-defaults)."""
+    argv = []
+    for flag, kwargs in _RUN_OPTIONS:
+        value = getattr(args, flag[2:].replace("-", "_"), None)
+        if kwargs.get("action") == "store_true":
+            argv += [flag] if value else []
+        elif value is not None and value != kwargs.get("default"):
+            argv += [flag, str(value)]
+    return argv
+
+
+def settings_from_args(args: argparse.Namespace, out: Path, n_models: int = 1) -> Settings:
+    """Check the parsed run options and turn them into :class:`Settings`.
+
+    Also applies ``--torch-threads`` (through ``KERASATTN_TORCH_THREADS``, read when torch
+    trains or decodes).
+
+    Args:
+        args: parsed by a parser extended with :func:`add_run_options`.
+        out: the output folder when ``--out`` is not given.
+        n_models: models the run trains; the default budget is split among them.
+
+    Raises:
+        UsageError: an option value out of range, or a missing ``--data`` file.
+    """
+    if args.data:
+        check_data_path(args.data)
+    for name in ("epochs", "train_size"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            raise UsageError(f"--{name.replace('_', '-')} must be >= 1; received {value}")
+    if args.minutes is not None and args.minutes < 0:
+        raise UsageError(f"--minutes must be >= 0; received {args.minutes:g}")
+    threads = args.torch_threads
+    if threads is not None:
+        if threads != "auto" and not (threads.isdigit() and int(threads) >= 1):
+            raise UsageError(f"--torch-threads must be 'auto' or an int >= 1; received "
+                             f"{threads!r}")
+        os.environ["KERASATTN_TORCH_THREADS"] = threads
+    epochs = args.epochs if args.epochs is not None else (
+        QUICK_EPOCHS if args.quick else DEFAULT_EPOCHS)
+    minutes = args.minutes if args.minutes is not None else (
+        None if args.quick else round(DEFAULT_MINUTES / max(1, n_models), 3))
+    return Settings(quick=args.quick, data=args.data, out=Path(args.out) if args.out else out,
+                    epochs=epochs, batch_size=32 if args.quick else 64, seed=args.seed,
+                    minutes=minutes or None, train_size=args.train_size, n_models=n_models)
+
+
+def parse_lesson_args(number: int, description: str, argv: Sequence[str] | None = None,
+                      n_models: int = 1) -> Settings:
+    """Parse a lesson's options (see the module docstring); select the Keras backend.
+
+    ``--backend`` sets ``KERAS_BACKEND``, so call this before keras is imported. Inside a
+    notebook (which passes its own ``-f kernel.json`` arguments) the defaults are used.
+
+    Args:
+        number: the lesson number (for the default output folder).
+        description: shown by ``--help``.
+        argv: arguments (default ``sys.argv[1:]``).
+        n_models: models the lesson trains; the default time budget is split among them.
+
+    Returns:
+        The lesson's :class:`Settings`.
+    """
+    parser = argparse.ArgumentParser(prog=f"lesson {number:02d}", description=description)
+    add_run_options(parser, out_default=str(lesson_out_dir(number)),
+                    minutes_default=f"{DEFAULT_MINUTES / max(1, n_models):g}")
+    in_notebook = "ipykernel" in sys.modules
+    if argv is None:
+        argv = [] if in_notebook else sys.argv[1:]
+    args, unknown = parser.parse_known_args(list(argv))
+    if unknown and not in_notebook:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    try:
+        select_backend(getattr(args, "backend", None))
+        return settings_from_args(args, lesson_out_dir(number), n_models=n_models)
+    except UsageError as exc:
+        parser.error(str(exc))

@@ -1,0 +1,112 @@
+"""Building and training one of the seven models for a lesson (``kerasattn.training``)."""
+from __future__ import annotations
+
+import dataclasses
+import sys
+import time
+
+from kerasattn.course.data import LessonData
+from kerasattn.course.options import QUICK_HPARAMS, Settings
+
+
+@dataclasses.dataclass
+class Trained:
+    """A trained model and how its training went."""
+
+    name: str
+    model: object
+    history: dict
+    train_seconds: float
+    tokens_per_second: float | None
+    epochs_run: int
+    params: int
+    hparams: dict
+    torch_threads: int | None = None  # intra-op threads torch trained with (else None)
+
+
+def model_hparams(name: str, quick: bool, **overrides) -> dict:
+    """Hyperparameters for ``name``: the model's defaults, shrunk in quick mode."""
+    import dataclasses as dc
+
+    from kerasattn.models import registry
+
+    fields = {f.name for f in dc.fields(registry.get_config_class(name))}
+    hp = {k: v for k, v in QUICK_HPARAMS.items() if k in fields} if quick else {}
+    unknown = sorted(set(overrides) - fields)
+    if unknown:
+        raise ValueError(f"hyperparameter(s) {unknown} are not fields of model {name!r}; "
+                         f"expected some of {sorted(fields)}")
+    hp.update(overrides)
+    return hp
+
+
+def build(name: str, data: LessonData, quick: bool = False, **hparams):
+    """``kerasattn.models.build_model`` with the vocabulary sizes of ``data``."""
+    from kerasattn.models import build_model
+
+    hp = model_hparams(name, quick, **hparams)
+    return build_model(name, len(data.src_vocab), len(data.tgt_vocab), **hp), hp
+
+
+def TimeBudget(seconds: float):
+    """A Keras callback that stops ``fit`` after the batch that crosses ``seconds``."""
+    import keras
+
+    class _TimeBudget(keras.callbacks.Callback):
+        def __init__(self):
+            super().__init__()
+            self.seconds, self.start, self.stopped = float(seconds), None, False
+
+        def on_train_begin(self, logs=None):
+            self.start = time.perf_counter()
+
+        def on_train_batch_end(self, batch, logs=None):
+            if time.perf_counter() - self.start > self.seconds:
+                self.model.stop_training = True
+                self.stopped = True
+
+    return _TimeBudget()
+
+
+def train_model(name: str, data: LessonData, settings: Settings, verbose: int | None = None,
+                model_kwargs: dict | None = None, **train_kwargs) -> Trained:
+    """Build and train model ``name`` on ``data`` with the kit's training path.
+
+    Args:
+        name: one of the seven model names.
+        data: from :func:`load_data`.
+        settings: epochs, batch size, seed, quick.
+        verbose: Keras progress output (default: a progress bar per epoch, none when quick).
+        model_kwargs: hyperparameter overrides for ``build_model``.
+        **train_kwargs: extra arguments of ``kerasattn.training.train`` (label smoothing,
+            weight decay, warmup...).
+
+    Returns:
+        A :class:`Trained`.
+    """
+    import keras
+
+    from kerasattn import training
+
+    keras.utils.set_random_seed(settings.seed)
+    model, hp = build(name, data, quick=settings.quick, **(model_kwargs or {}))
+    if verbose is None:
+        verbose = 0 if settings.quick else (1 if sys.stdout.isatty() else 2)
+    kwargs = dict(epochs=settings.epochs, batch_size=settings.batch_size, seed=settings.seed,
+                  verbose=verbose)
+    if not settings.quick:  # quick: one shape per model (compiling costs more than it saves)
+        kwargs.update(training.recommended_training(name))
+    kwargs.update(train_kwargs)
+    if settings.minutes:
+        kwargs["callbacks"] = list(kwargs.get("callbacks") or []) + [
+            TimeBudget(60.0 * settings.minutes)]
+    start = time.perf_counter()
+    result = training.train(model, data.train, data.valid, **kwargs)
+    wall = time.perf_counter() - start
+    return Trained(name=name, model=model, history=result.history,
+                   train_seconds=float(result.train_seconds or wall),
+                   tokens_per_second=result.tokens_per_second, epochs_run=result.epochs_run,
+                   params=int(model.count_params()), hparams=hp,
+                   torch_threads=result.torch_threads)
+
+
