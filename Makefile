@@ -3,12 +3,13 @@
 #   make test     -> installs into .venv, runs the whole suite once per backend (tensorflow, jax, torch)
 #   make test-fast -> the quick loop: no lesson runs, no slow or cross-backend tests
 #   make bench    -> runs every benchmark in its short mode and prints the figures
+#   make results  -> every lesson on every backend (about 90 minutes), then the README's results table
 VENV   ?= .venv
 PYTHON ?= python3
 PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.kerasattn-installed
 
-.PHONY: install lesson test test-fast lint bench clean
+.PHONY: install lesson test test-fast lint bench results clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +35,12 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) tools/run_benchmarks.py
+
+results: $(STAMP)
+	for b in tensorflow jax torch; do for n in 0 1 2 3 4 5; do \
+	  $(VENV)/bin/kerasattn --backend $$b lesson $$n --out outputs/results/$$b/lesson_0$$n || exit 1; \
+	done; done
+	$(PY) tools/results_table.py outputs/results
 
 clean:
 	rm -rf $(VENV) outputs
