@@ -94,6 +94,7 @@ class Spec:
     cases: Sequence[Case]
     checks: Sequence[_Check]
     forbidden: Sequence[str] = ()
+    allow_numpy: bool = False
     path: str = ""
     _cases_by_name: dict = field(default_factory=dict, repr=False)
 
