@@ -41,8 +41,13 @@ Hints:
       ``i // V`` and token ``i % V``.
     * Gather the kept candidates' scores/lengths/finished with ``ops.take_along_axis``.
 
-Use ``keras.ops`` only. Self-check:
-``kerasattn grade exercises/12_beam_search_step.py --backend all``.
+What you may use: ``keras.ops``.
+What you may NOT use (the grader watches every call while your code runs, however a name is
+reached, and fails the check that used it): ``kerasattn.decoding`` (the kit's beam search),
+``kerasattn.models``, ``keras_hub`` / ``keras_nlp``; NumPy on tensors; the solutions,
+``kerasattn.reference`` and ``kerasattn.grader``.
+
+Self-check: ``kerasattn grade exercises/12_beam_search_step.py --backend all``.
 """
 from keras import ops
 
