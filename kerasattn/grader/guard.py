@@ -275,7 +275,8 @@ class Guard:
             if path.startswith(d):
                 top = path[len(d):].lstrip(os.sep).split(os.sep, 1)[0]
                 if top in _FRAMEWORK_DIRS:
-                    return top != "keras" or code.co_name == "convert_to_numpy"
+                    return top != "keras" or "convert_to_numpy" in getattr(
+                        code, "co_qualname", code.co_name)
         return False
 
     def _walk(self, frame, rule: str):
@@ -292,6 +293,8 @@ class Guard:
             code = f.f_code
             kind = self._kind(code)
             if rule == "numpy":
+                if code.co_filename == __file__:
+                    return None  # the guard's own compiled pass (tracing machinery)
                 if kind == "transparent" or self._framework(code):
                     f = f.f_back
                     continue
