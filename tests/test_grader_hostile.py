@@ -16,7 +16,6 @@ from pathlib import Path
 
 import keras
 import pytest
-
 from conftest import other_backends  # noqa: F401  (imported for symmetry with other tests)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -206,7 +205,7 @@ def test_guard_catches_a_copy_written_into_the_submission(tmp_path):
 
     kit = (ROOT / "kerasattn" / "layers" / "dot_product.py").read_text()
     body = re.search(r"^def scaled_dot_product_attention.*?^    return out, weights\n", kit,
-                     re.S | re.M).group(0)
+                     re.DOTALL | re.MULTILINE).group(0)
     sub = tmp_path / "05_scaled_dot_product.py"
     sub.write_text("from keras import ops\n\nfrom kerasattn.layers._checks import check_dim, "
                    "check_rank, dims_match, fmt, static_shape\nfrom kerasattn.layers.masking "

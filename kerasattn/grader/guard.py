@@ -426,7 +426,7 @@ class Guard:
                     if isinstance(fn, types.FunctionType):
                         self._wire(fn, "np.asarray(tensor)" if name == "__array__"
                                    else "tensor.tolist()", "numpy")
-        except Exception:  # noqa: BLE001 - a framework without these hooks: compiled pass only
+        except Exception:  # noqa: BLE001, S110 - no such hooks: the compiled pass only
             pass
 
     # ----------------------------------------------------------------- audit hook
@@ -510,7 +510,7 @@ class Guard:
             raise GuardError(msg)
 
     # ------------------------------------------------------------------- installing
-    def install(self) -> "Guard":
+    def install(self) -> Guard:
         """Tripwires, the audit hook and the NumPy hooks; then check the submission's code."""
         import linecache
 
