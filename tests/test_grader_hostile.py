@@ -169,11 +169,25 @@ ROUTE_FILES = {name: "04_bahdanau_attention.py" if name.startswith("ex04") else
 ROUTE_SCORES = {name: 2 if name == "ex04_subclass" else 0 for name in ROUTES}
 
 
+def _kit_function_source() -> str:
+    import re
+
+    kit = (ROOT / "kerasattn" / "layers" / "dot_product.py").read_text()
+    return re.search(r"^def scaled_dot_product_attention.*?^    return out, weights\n", kit,
+                     re.DOTALL | re.MULTILINE).group(0)
+
+
 @pytest.fixture(scope="module")
 def graded_routes(tmp_path_factory):
     """Every route fixture and the solution, graded once with the kit's own specs."""
-    out = tmp_path_factory.mktemp("routes") / "routes.json"
+    tmp = tmp_path_factory.mktemp("routes")
+    out = tmp / "routes.json"
     paths = [str(FIXTURES / name / ROUTE_FILES[name]) for name in ROUTES]
+    pasted = tmp / "ex05_exec_pasted" / "05_scaled_dot_product.py"  # today's kit source
+    pasted.parent.mkdir()
+    pasted.write_text((FIXTURES / "ex05_exec_pasted" / "05_scaled_dot_product.py").read_text()
+                      .replace("KIT_SOURCE\n", _kit_function_source()))
+    paths[list(ROUTES).index("ex05_exec_pasted")] = str(pasted)
     paths.append(str(ROOT / "solutions" / "05_scaled_dot_product.py"))
     proc = subprocess.run([sys.executable, "-m", "kerasattn", "grade", *paths, "--backend",
                            keras.backend.backend(), "--format", "json", "--output", str(out),
@@ -200,13 +214,9 @@ def test_solution_graded_with_the_routes_keeps_full_marks(graded_routes):
 
 def test_guard_catches_a_copy_written_into_the_submission(tmp_path):
     """A verbatim copy of the kit's function pasted into the file (not exec'd) is named."""
-    import re
-
     from kerasattn.grader.engine import Grader
 
-    kit = (ROOT / "kerasattn" / "layers" / "dot_product.py").read_text()
-    body = re.search(r"^def scaled_dot_product_attention.*?^    return out, weights\n", kit,
-                     re.DOTALL | re.MULTILINE).group(0)
+    body = _kit_function_source()
     sub = tmp_path / "05_scaled_dot_product.py"
     sub.write_text("from keras import ops\n\nfrom kerasattn.layers._checks import check_dim, "
                    "check_rank, dims_match, fmt, static_shape\nfrom kerasattn.layers.masking "
