@@ -8,8 +8,12 @@ backend once), the number of sandboxed cases (one forked child each), the mean a
 case wall time, and the score (the solutions must get full marks). JAX compiles every
 eager op in every child; the grader shares compilations through a JAX compilation cache:
 "cold" starts from an empty cache, "warm" from one filled by a previous trusted run (what
-gradescope/setup.sh does once when the image is built). Timings on a shared machine are
-noisy: the load average is printed with them.
+gradescope/setup.sh does once when the image is built). The run-time guard is part of
+every case (kerasattn/grader/guard.py): on JAX and TensorFlow each call of the student's
+functions and layer methods runs compiled (``jax.jit`` / ``tf.function``), which makes JAX
+faster (one compiled program instead of one compilation per eager op) and adds a trace per
+call on TensorFlow. Timings on a shared machine are noisy: the load average is printed
+with them.
 """
 from __future__ import annotations
 

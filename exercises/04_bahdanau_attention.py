@@ -21,9 +21,6 @@ What to fill in:
        (which creates the weights ``W_q`` `(d_q, u)`, ``W_k`` `(d_k, u)` and ``v`` `(u,)`)
        and ``get_config`` are written for you.
 
-You may use the kit's ``masked_softmax`` (taught in exercise 03; it is imported below).
-You may not import the kit's ``BahdanauAttention``: this exercise is writing it.
-
 Hints:
     * ``context_vector``: `(B, T)` weights against `(B, T, d_k)` states. Either give the
       weights a middle axis, ``ops.matmul(weights[:, None, :], h_enc)`` -> `(B, 1, d_k)`,
@@ -32,8 +29,15 @@ Hints:
       because the argument is named ``<arg>_mask``.
     * Every weight must receive a gradient: ``W_q``, ``W_k`` and ``v`` must all be used.
 
-Use ``keras.ops`` only. Self-check:
-``kerasattn grade exercises/04_bahdanau_attention.py --backend all``.
+What you may use: ``keras.ops``, ``keras.layers.Layer``, and the kit's ``masked_softmax``
+(exercise 03; imported below).
+What you may NOT use (the grader watches every call while your code runs, however a name is
+reached, and fails the check that used it): the kit's ``BahdanauAttention``
+(``kerasattn.layers.bahdanau``), ``keras.layers.AdditiveAttention``,
+``keras.layers.Attention``, ``keras.layers.MultiHeadAttention``; NumPy on tensors; the
+solutions, ``kerasattn.reference`` and ``kerasattn.grader``.
+
+Self-check: ``kerasattn grade exercises/04_bahdanau_attention.py --backend all``.
 """
 import keras
 from keras import ops

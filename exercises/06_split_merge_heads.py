@@ -25,8 +25,13 @@ Hints:
     * ``ops.shape(x)`` gives the sizes; ``-1`` in ``ops.reshape`` lets Keras infer one.
     * ``ops.transpose(x, (0, 2, 1, 3))`` swaps axes 1 and 2.
 
-Use ``keras.ops`` only. Self-check:
-``kerasattn grade exercises/06_split_merge_heads.py --backend all``.
+What you may use: ``keras.ops``.
+What you may NOT use (the grader watches every call while your code runs, however a name is
+reached, and fails the check that used it): the kit's ``MultiHeadCross``
+(``kerasattn.layers.multi_head``), ``keras.layers.MultiHeadAttention``; NumPy on tensors;
+the solutions, ``kerasattn.reference`` and ``kerasattn.grader``.
+
+Self-check: ``kerasattn grade exercises/06_split_merge_heads.py --backend all``.
 """
 from keras import ops
 

@@ -28,8 +28,14 @@ Hints:
     * The diagonal is allowed: a token may attend to itself.
     * Return booleans, not 0/1 floats (``ops.less_equal`` etc. give booleans).
 
-Use ``keras.ops`` only. Self-check:
-``kerasattn grade exercises/07_causal_mask.py --backend all``.
+What you may use: ``keras.ops`` (``ops.arange``, comparisons, ``ops.expand_dims`` ...).
+What you may NOT use (the grader watches every call while your code runs, however a name is
+reached, and fails the check that used it): the kit's ``causal_mask`` and everything else in
+``kerasattn.layers.masking``, ``kerasattn.layers.multi_head``, ``keras.ops.tril``,
+``keras.ops.triu``; NumPy on tensors; the solutions, ``kerasattn.reference`` and
+``kerasattn.grader``.
+
+Self-check: ``kerasattn grade exercises/07_causal_mask.py --backend all``.
 """
 from keras import ops
 

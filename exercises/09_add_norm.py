@@ -1,7 +1,7 @@
 """Exercise 09: layer normalisation and the AddNorm residual block.
 
 Every Transformer sublayer (attention, feed-forward) is wrapped the same way, post-norm as
-in Vaswani et al. (2017) and the seeds:
+in Vaswani et al. (2017) and the course notes:
 
     AddNorm(x, y) = LayerNorm(x + Dropout(y))          y = Sublayer(x)
 
@@ -24,9 +24,6 @@ What to fill in:
     2. ``AddNorm.call``: dropout on ``y`` only, the residual sum, then your ``layer_norm``.
        ``__init__``, ``build`` (weights "gamma" and "beta") and ``get_config`` are given.
 
-You may not import the kit's ``AddNorm`` or use ``keras.layers.LayerNormalization``: this
-exercise writes them.
-
 Hints:
     * ``ops.mean(x, axis=-1, keepdims=True)`` and ``ops.var(...)``: keep the axis so the
       statistics broadcast back over the features.
@@ -35,8 +32,14 @@ Hints:
       and not ``x + norm(y)`` (that is the pre-norm variant, a different network).
     * Pass ``training`` to the dropout layer so dropout is off at inference.
 
-Use ``keras.ops`` only. Self-check:
-``kerasattn grade exercises/09_add_norm.py --backend all``.
+What you may use: ``keras.ops``, ``keras.layers.Layer`` and ``keras.layers.Dropout``.
+What you may NOT use (the grader watches every call while your code runs, however a name is
+reached, and fails the check that used it): the kit's ``AddNorm``
+(``kerasattn.layers.add_norm``), ``keras.layers.LayerNormalization``,
+``keras.ops.layer_normalization`` (also as ``keras.ops.nn.layer_normalization``); NumPy on
+tensors; the solutions, ``kerasattn.reference`` and ``kerasattn.grader``.
+
+Self-check: ``kerasattn grade exercises/09_add_norm.py --backend all``.
 """
 import keras
 from keras import ops

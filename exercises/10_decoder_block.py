@@ -1,7 +1,7 @@
 """Exercise 10: the forward pass of a Transformer decoder block.
 
-A decoder block (post-norm, as in Vaswani et al., 2017, and step 4 of the seed) has three
-sublayers, each wrapped in AddNorm:
+A decoder block (post-norm, as in Vaswani et al., 2017, and step 4 of the course notes) has
+three sublayers, each wrapped in AddNorm:
 
     Y1 = AddNorm(X,  MHA_causal(X, X, X))          masked self-attention over the target
     Y2 = AddNorm(Y1, MHA(Y1, H_enc, H_enc))        cross-attention to the encoder
@@ -22,8 +22,7 @@ What to fill in: ``TransformerDecoderBlock.call``. The sublayers are built for y
 ``__init__`` from kit pieces taught earlier: ``self.self_attention`` and
 ``self.cross_attention`` (``kerasattn.layers.MultiHeadCross``), ``self.add_norm_1..3``
 (``kerasattn.layers.AddNorm``, exercise 09) and ``self.ffn``
-(``kerasattn.layers.PositionwiseFeedForward``). You may not import the kit's
-``TransformerDecoderBlock``.
+(``kerasattn.layers.PositionwiseFeedForward``).
 
 Hints:
     * ``MultiHeadCross`` is called as ``mha(query, value, key=None, query_mask=...,
@@ -34,8 +33,14 @@ Hints:
       is the decoder padding mask and the value mask the encoder padding mask.
     * ``AddNorm`` is called as ``add_norm(x, sublayer_output, training=training)``.
 
-Use ``keras.ops`` only. Self-check:
-``kerasattn grade exercises/10_decoder_block.py --backend all``.
+What you may use: ``keras.ops`` and the kit's ``MultiHeadCross``, ``AddNorm`` and
+``PositionwiseFeedForward`` (built for you in ``__init__``).
+What you may NOT use (the grader watches every call while your code runs, however a name is
+reached, and fails the check that used it): the kit's ``TransformerDecoderBlock``
+(``kerasattn.layers.decoder_block``), ``keras_hub`` / ``keras_nlp``; NumPy on tensors; the
+solutions, ``kerasattn.reference`` and ``kerasattn.grader``.
+
+Self-check: ``kerasattn grade exercises/10_decoder_block.py --backend all``.
 """
 import keras
 

@@ -22,10 +22,6 @@ layout is the kit's (and keras-hub's): keys and values stacked on axis 1.
 
 What to fill in: ``cached_attention_step``.
 
-You may use the kit's ``masked_softmax`` (exercise 03) and ``causal_mask`` (exercise 07),
-both imported below. You may not import the kit's ``MultiHeadCross`` (it has this cache
-built in).
-
 Hints:
     * Write into the cache with ``ops.slice_update(cache, (0, 0, index, 0, 0), update)``,
       where ``update = ops.stack([k_t, v_t], axis=1)`` has shape `(B, 2, 1, h, d_h)`.
@@ -37,8 +33,16 @@ Hints:
       attends to itself).
     * Scale by ``1 / sqrt(d_h)``.
 
-Use ``keras.ops`` only. Self-check:
-``kerasattn grade exercises/11_kv_cache_step.py --backend all``.
+What you may use: ``keras.ops`` and the kit's ``masked_softmax`` (exercise 03) and
+``causal_mask`` (exercise 07), both imported below.
+What you may NOT use (the grader watches every call while your code runs, however a name is
+reached, and fails the check that used it): the kit's ``MultiHeadCross``
+(``kerasattn.layers.multi_head``, which has this cache built in),
+``TransformerDecoderBlock`` (``kerasattn.layers.decoder_block``), ``kerasattn.models``,
+``kerasattn.decoding``, ``keras.layers.MultiHeadAttention``, ``keras_hub`` / ``keras_nlp``;
+NumPy on tensors; the solutions, ``kerasattn.reference`` and ``kerasattn.grader``.
+
+Self-check: ``kerasattn grade exercises/11_kv_cache_step.py --backend all``.
 """
 import math
 

@@ -5,12 +5,15 @@ best *partial translations* (beams). One step extends every beam by every vocabu
 (``K x V`` candidates per sentence) and keeps the ``K`` best candidates overall: the top-k
 runs over beams *and* vocabulary together, not per beam.
 
-Candidates are ranked by their length-normalised log-probability (d2l, Wu et al. 2016):
+Candidates are ranked by their length-normalised log-probability, with the simple power
+normalisation (as in the d2l book's beam search):
 
     score(y)  = sum_t log P(y_t | y_<t, x)           (kept in beam_scores)
     rank(y)   = score(y) / L(y)^alpha                 L = number of generated tokens
 
-so that long translations are not punished just for having more (negative) terms.
+so that long translations are not punished just for having more (negative) terms. Wu et
+al. (2016) use a smoothed penalty instead, ``lp(L) = ((5 + L) / 6)^alpha`` (the kit's
+``length_penalty="gnmt"``); this exercise uses ``L^alpha`` (``length_penalty="power"``).
 
 A beam that has already produced ``<eos>`` is finished: it may only be "extended" by
 ``<eos>`` again, at no cost (its score and length stay the same); every other extension of
@@ -41,8 +44,13 @@ Hints:
       ``i // V`` and token ``i % V``.
     * Gather the kept candidates' scores/lengths/finished with ``ops.take_along_axis``.
 
-Use ``keras.ops`` only. Self-check:
-``kerasattn grade exercises/12_beam_search_step.py --backend all``.
+What you may use: ``keras.ops``.
+What you may NOT use (the grader watches every call while your code runs, however a name is
+reached, and fails the check that used it): ``kerasattn.decoding`` (the kit's beam search),
+``kerasattn.models``, ``keras_hub`` / ``keras_nlp``; NumPy on tensors; the solutions,
+``kerasattn.reference`` and ``kerasattn.grader``.
+
+Self-check: ``kerasattn grade exercises/12_beam_search_step.py --backend all``.
 """
 from keras import ops
 

@@ -17,8 +17,7 @@ Build it with the Keras functional API from kit layers taught earlier:
 ``kerasattn.layers.PositionalEncoding`` (exercise 08; ``scale_inputs=True`` multiplies
 the embeddings by sqrt(d_model), as in the paper) and
 ``kerasattn.layers.TransformerDecoderBlock`` (exercise 10), plus Keras's ``Embedding``,
-``GRU`` and ``Dense``. You may not import ``kerasattn.models`` (the kit's
-own builders).
+``GRU`` and ``Dense``.
 
 Shapes (symbols): ``B`` batch, ``S`` source length, ``T`` target length, ``V_tgt`` target
 vocabulary; inputs and output follow the kit's model contract:
@@ -41,8 +40,13 @@ Hints:
       every decoder block as ``decoder_padding_mask=`` / ``encoder_padding_mask=``.
     * The decoder block's self-attention is causal by default (``use_causal_mask=True``).
 
-Use ``keras.ops`` only. Self-check:
-``kerasattn grade exercises/13_assemble_step4_model.py --backend all``.
+What you may use: ``keras.ops``, Keras layers and the kit's layers (``kerasattn.layers``).
+What you may NOT use (the grader watches every call while your code runs, however a name is
+reached, and fails the check that used it): ``kerasattn.models`` (the kit's own builders),
+``kerasattn.training``, ``kerasattn.decoding``, ``keras_hub`` / ``keras_nlp``; NumPy on
+tensors; the solutions, ``kerasattn.reference`` and ``kerasattn.grader``.
+
+Self-check: ``kerasattn grade exercises/13_assemble_step4_model.py --backend all``.
 """
 import keras
 from keras import ops

@@ -9,14 +9,14 @@ Shapes (symbols): ``T`` source length (here 4), ``d`` state size (here 2).
     s_prev : (d,)      the decoder state s_{t-1} (here s_2)
     h_enc  : (T, d)    the encoder states h_1 .. h_T
 
-Equations (Bahdanau et al., 2015, with the dot score):
+Equations (the dot score of Luong et al., 2015, in the attention of Bahdanau et al., 2015):
 
     e_i     = s_prev . h_i                       (1) dot-product score
     alpha_i = exp(e_i) / sum_j exp(e_j)          (2) softmax over the source words
     c       = sum_i alpha_i h_i                  (3) context vector
 
 What to fill in: the three functions ``dot_scores``, ``softmax`` and ``context_vector``;
-``attend_noir`` glues them together for the seed's numbers (already written).
+``attend_noir`` glues them together for the course notes' numbers (already written).
 
 Hints:
     * ``ops.matmul(h_enc, s_prev)`` multiplies a `(T, d)` matrix by a `(d,)` vector.
@@ -26,12 +26,24 @@ Hints:
     * Work it out on paper first: e_2 = 0.7*0.8 + 0.8*0.9 = 1.28 is the largest score, so
       "black" gets the largest weight.
 
-Use ``keras.ops`` only, so the file runs on TensorFlow, JAX and PyTorch.
+Answer key, to check your paper work (rounded to 4 decimals):
+
+    e     = [0.23, 1.28, 0.67, 0.29]
+    alpha = [0.1545, 0.4415, 0.2399, 0.1641]     "black" gets 44% of the attention
+    c     = [0.5378, 0.5406]
+
+What you may use: ``keras.ops`` (``ops.matmul``, ``ops.exp``, ``ops.max``, ``ops.sum`` ...).
+What you may NOT use (the grader watches every call while your code runs, however a name is
+reached, and fails the check that used it): ``keras.ops.softmax`` (also as
+``keras.ops.nn.softmax``), ``keras.activations.softmax``, ``keras.layers.Softmax``, anything
+in ``kerasattn.layers``; NumPy on tensors; the solutions, ``kerasattn.reference`` and
+``kerasattn.grader``.
+
 Self-check: ``kerasattn grade exercises/01_noir_by_hand.py --backend all``.
 """
 from keras import ops
 
-# Encoder states h_1..h_4 for "The", "black", "cat", "sat" (seed, week 4).
+# Encoder states h_1..h_4 for "The", "black", "cat", "sat" (the course notes, week 4).
 H_ENC = [[0.1, 0.2], [0.8, 0.9], [0.5, 0.4], [0.3, 0.1]]
 # Decoder state s_2 after generating "Le chat".
 S_PREV = [0.7, 0.8]
@@ -84,7 +96,7 @@ def context_vector(weights, h_enc):
 
 
 def attend_noir():
-    """The seed's hand computation: attention while generating "noir".
+    """The course notes' hand computation: attention while generating "noir".
 
     Returns:
         `(scores, weights, context)` with shapes `(4,)`, `(4,)`, `(2,)`.

@@ -27,8 +27,13 @@ Hints:
     * ``tanh`` goes *between* the sum and ``v``; without it the score is linear.
     * A `(B, T, u)` tensor times a `(u,)` vector with ``ops.matmul`` gives `(B, T)`.
 
-Use ``keras.ops`` only. Self-check:
-``kerasattn grade exercises/02_additive_score.py --backend all``.
+What you may use: ``keras.ops``.
+What you may NOT use (the grader watches every call while your code runs, however a name is
+reached, and fails the check that used it): anything in ``kerasattn.layers`` (its
+``BahdanauAttention`` computes this score); NumPy on tensors; the solutions,
+``kerasattn.reference`` and ``kerasattn.grader``.
+
+Self-check: ``kerasattn grade exercises/02_additive_score.py --backend all``.
 """
 from keras import ops
 

@@ -27,8 +27,13 @@ Hints:
     * Check the direction of the mask: True means *keep*.
     * Never let an ``inf - inf`` or ``0 / 0`` happen: NaN poisons the gradients too.
 
-Use ``keras.ops`` only (``ops.softmax`` is allowed here). Self-check:
-``kerasattn grade exercises/03_masked_softmax.py --backend all``.
+What you may use: ``keras.ops``, ``ops.softmax`` included.
+What you may NOT use (the grader watches every call while your code runs, however a name is
+reached, and fails the check that used it): anything in ``kerasattn.layers`` (its
+``masked_softmax`` is this exercise), ``keras.layers.Softmax``; NumPy on tensors; the
+solutions, ``kerasattn.reference`` and ``kerasattn.grader``.
+
+Self-check: ``kerasattn grade exercises/03_masked_softmax.py --backend all``.
 """
 from keras import ops
 

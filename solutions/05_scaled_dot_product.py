@@ -20,17 +20,22 @@ Shapes (symbols): ``...`` any leading axes (batch, heads), ``T_q`` queries, ``T_
 
 What to fill in: ``scaled_dot_product_attention``.
 
-You may use the kit's ``masked_softmax`` (exercise 03; imported below). You may not import
-the kit's ``scaled_dot_product_attention``.
-
 Hints:
     * ``ops.swapaxes(k, -1, -2)`` transposes only the last two axes (``ops.transpose``
       without axes would reverse *all* axes, batch included).
     * ``d_k`` is ``q.shape[-1]``; divide by its square root.
     * The softmax runs over the *keys*: the last axis of the scores.
 
-Use ``keras.ops`` only. Self-check:
-``kerasattn grade exercises/05_scaled_dot_product.py --backend all``.
+What you may use: ``keras.ops`` and the kit's ``masked_softmax`` (exercise 03; imported
+below).
+What you may NOT use (the grader watches every call while your code runs, however a name is
+reached, and fails the check that used it): the kit's ``scaled_dot_product_attention``
+(``kerasattn.layers.dot_product``) and ``MultiHeadCross`` (``kerasattn.layers.multi_head``),
+``keras.ops.dot_product_attention`` (also as ``keras.ops.nn.dot_product_attention``),
+``keras.layers.MultiHeadAttention``, ``keras.layers.Attention``; NumPy on tensors; the
+solutions, ``kerasattn.reference`` and ``kerasattn.grader``.
+
+Self-check: ``kerasattn grade exercises/05_scaled_dot_product.py --backend all``.
 """
 import math
 

@@ -27,8 +27,13 @@ Hints:
       ``ops.reshape`` to `(T, d_model)`.
     * Compute in float32; ``ops.arange(..., dtype="float32")``.
 
-Use ``keras.ops`` only. Self-check:
-``kerasattn grade exercises/08_positional_encoding.py --backend all``.
+What you may use: ``keras.ops`` and ``keras.layers.Layer``.
+What you may NOT use (the grader watches every call while your code runs, however a name is
+reached, and fails the check that used it): the kit's ``positional_encoding`` and
+``PositionalEncoding`` (``kerasattn.layers.positional``), ``keras_hub`` / ``keras_nlp``;
+NumPy on tensors; the solutions, ``kerasattn.reference`` and ``kerasattn.grader``.
+
+Self-check: ``kerasattn grade exercises/08_positional_encoding.py --backend all``.
 """
 from keras import ops
 

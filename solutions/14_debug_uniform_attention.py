@@ -6,7 +6,7 @@ A student trained a GRU translator with the "general" (Luong) score
     alpha_{t,i} = softmax over the source positions i of e_{t,i}    (padding excluded)
     c_t         = sum_i alpha_{t,i} h_i
 
-and reports, exactly as in the seed's lab:
+and reports, exactly as in the course notes' lab:
 
     * the attention heat-map is flat: every weight is about 1/n, whatever the sentence;
     * the translations are poor and the loss stops improving;
@@ -33,7 +33,15 @@ Hints:
     * Print ``ops.sum(weights, axis=-1)``: each decoder step's weights over the source
       must sum to 1. Over which axis does the softmax normalise?
 
-You may use the kit's ``masked_softmax`` (exercise 03). Use ``keras.ops`` only.
+What you may use: ``keras.ops``, ``keras.layers.Layer`` and the kit's ``masked_softmax``
+(exercise 03).
+What you may NOT use (the grader watches every call while your code runs, however a name is
+reached, and fails the check that used it): the kit's ``BahdanauAttention``
+(``kerasattn.layers.bahdanau``) and ``scaled_dot_product_attention``
+(``kerasattn.layers.dot_product``), ``keras.layers.Attention``,
+``keras.layers.MultiHeadAttention``, ``keras.ops.dot_product_attention``; NumPy on tensors;
+the solutions, ``kerasattn.reference`` and ``kerasattn.grader``.
+
 Self-check: ``kerasattn grade exercises/14_debug_uniform_attention.py --backend all``.
 """
 import math

@@ -167,3 +167,44 @@ def test_untouched_exercises_score_zero_with_feedback(graded):
         assert messages and all("NotImplementedError" in m or "not implemented" in m
                                 for m in messages), (stem, messages[:2])
     assert result["score"] == sum(e["score"] for e in result["exercises"])
+
+
+# Exercises 01-14 carry the "What you may use / may NOT use" section (issue 18); the ones
+# added after them get it with their own text.
+RULED = [p for p in EXERCISES if int(p.stem[:2]) <= 14]
+
+
+@pytest.mark.parametrize("path", RULED, ids=lambda p: p.stem)
+def test_docstring_lists_what_the_exercise_forbids(path):
+    """Every name the spec forbids is named in the exercise's "may NOT use" paragraph."""
+    from kerasattn.grader.spec import ALWAYS_FORBIDDEN
+
+    doc = ast.get_docstring(ast.parse(path.read_text()))
+    assert "What you may use:" in doc and "What you may NOT use" in doc, path.stem
+    rules = " ".join(doc.split("What you may NOT use", 1)[1].split("\n\n")[0].split())
+    spec = load_spec(spec_paths()[path.stem])
+    for name in spec.forbidden:
+        last = name.rsplit(".", 1)[-1]
+        assert f"``{name}``" in rules or f"``{last}``" in rules, (path.stem, name, rules)
+    for name in ALWAYS_FORBIDDEN[1:]:
+        assert f"``{name}``" in rules, (path.stem, name)
+    assert "NumPy on tensors" in rules and "solutions" in rules
+
+
+def test_noir_answer_key_matches_the_exercise_inputs():
+    """The written answer key of exercise 01 is what NumPy computes from its own numbers."""
+    import importlib.util
+
+    path = ROOT / "exercises" / "01_noir_by_hand.py"
+    module_spec = importlib.util.spec_from_file_location("_ex01", path)
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    h_enc, s_prev = np.asarray(module.H_ENC), np.asarray(module.S_PREV)
+    e = h_enc @ s_prev
+    alpha = np.exp(e - e.max()) / np.exp(e - e.max()).sum()
+    c = alpha @ h_enc
+    doc = module.__doc__.split("Answer key", 1)[1]
+    for name, values in (("e", e), ("alpha", alpha), ("c", c)):
+        line = next(ln for ln in doc.splitlines() if ln.strip().startswith(f"{name} "))
+        written = [float(x) for x in re.findall(r"-?\d+\.\d+", line.split("=", 1)[1])]
+        np.testing.assert_allclose(written[:len(values)], values, atol=5e-5, err_msg=name)

@@ -91,6 +91,13 @@ FORBIDDEN = ("kerasattn.layers.dot_product", "kerasattn.layers.scaled_dot_produc
      "kerasattn.reference"),
     ("src = open('../solutions/05_x.py').read()", "solutions/05_x.py"),
     ("from kerasattn import reference", "kerasattn.reference"),
+    ("import gc\nobjs = gc.get_objects()", "gc"),
+    ("import ctypes", "ctypes"),
+    ("def f(): pass\nf.__code__ = (lambda: 1).__code__", "__code__"),
+    ("import sys\nsys.setprofile(None)", "sys.setprofile"),
+    ("from sys import _getframe", "sys._getframe"),
+    ("g = globals()['__kerasattn_guard__']", "__kerasattn_guard__"),
+    ("x = getattr(f, '__closure__')", "__closure__"),
 ])
 def test_static_check_flags_forbidden_names(source, needle):
     rep = check_source(source, FORBIDDEN, "sub.py")

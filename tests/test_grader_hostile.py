@@ -138,3 +138,92 @@ def test_backend_specific_call_is_named():
     note = rows["weights"][other]["message"]
     assert "on torch but fail" in note and "torch.softmax" in note and "line 13" in note, note
     assert ex["score"] == pytest.approx(9 / 2 + 2 / 2)
+
+
+# ---------------------------------------------------------------- run-time guard routes
+# Exercise 05 answered without doing it, each by a route an import statement does not show.
+# Every check of exercise 05 depends on the student's function, so each deserves 0 / 10,
+# with the message naming what was used (or the NumPy escape) on every failed check.
+ROUTES = {
+    "ex05_sys_modules": "uses the kit's own `kerasattn.layers.dot_product."
+                        "scaled_dot_product_attention` (line 14",
+    "ex05_dunder_import": "uses the kit's own `kerasattn.layers.dot_product."
+                          "scaled_dot_product_attention` (line 13",
+    "ex05_builtins_import": "uses the kit's own `kerasattn.layers.dot_product."
+                            "scaled_dot_product_attention`",
+    "ex05_import_module": "uses the kit's own `kerasattn.layers.dot_product."
+                          "scaled_dot_product_attention` (line 14",
+    "ex05_getattr_modules": "uses the kit's own `kerasattn.layers.dot_product."
+                            "scaled_dot_product_attention` (line 15",
+    "ex05_path_load": "reads the source of `kerasattn.layers.dot_product`",
+    "ex05_exec_source": "reads the source of `kerasattn.layers.dot_product`",
+    "ex05_exec_pasted": "runs a copy of the kit's own `kerasattn.layers.dot_product."
+                        "scaled_dot_product_attention`",
+    "ex05_numpy": "leaves keras.ops for NumPy at line 7",
+    # exercise 04: context_vector written (2 points), the layer inherited from the kit's
+    # class found through sys.modules; every layer check (8 points) fails
+    "ex04_subclass": "uses the kit's own `kerasattn.layers.bahdanau.BahdanauAttention.",
+}
+ROUTE_FILES = {name: "04_bahdanau_attention.py" if name.startswith("ex04") else
+               "05_scaled_dot_product.py" for name in ROUTES}
+ROUTE_SCORES = {name: 2 if name == "ex04_subclass" else 0 for name in ROUTES}
+
+
+def _kit_function_source() -> str:
+    import re
+
+    kit = (ROOT / "kerasattn" / "layers" / "dot_product.py").read_text()
+    return re.search(r"^def scaled_dot_product_attention.*?^    return out, weights\n", kit,
+                     re.DOTALL | re.MULTILINE).group(0)
+
+
+@pytest.fixture(scope="module")
+def graded_routes(tmp_path_factory):
+    """Every route fixture and the solution, graded once with the kit's own specs."""
+    tmp = tmp_path_factory.mktemp("routes")
+    out = tmp / "routes.json"
+    paths = [str(FIXTURES / name / ROUTE_FILES[name]) for name in ROUTES]
+    pasted = tmp / "ex05_exec_pasted" / "05_scaled_dot_product.py"  # today's kit source
+    pasted.parent.mkdir()
+    pasted.write_text((FIXTURES / "ex05_exec_pasted" / "05_scaled_dot_product.py").read_text()
+                      .replace("KIT_SOURCE\n", _kit_function_source()))
+    paths[list(ROUTES).index("ex05_exec_pasted")] = str(pasted)
+    paths.append(str(ROOT / "solutions" / "05_scaled_dot_product.py"))
+    proc = subprocess.run([sys.executable, "-m", "kerasattn", "grade", *paths, "--backend",
+                           keras.backend.backend(), "--format", "json", "--output", str(out),
+                           "--quiet"], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return {Path(e["path"]).parent.name: e for e in json.loads(out.read_text())["exercises"]}
+
+
+@pytest.mark.parametrize("name", list(ROUTES))
+def test_kit_answer_or_numpy_scores_zero_and_is_named(graded_routes, name):
+    ex = graded_routes[name]
+    failed = [r["message"] for c in ex["checks"] for r in c["results"].values()
+              if r["status"] != "passed"]
+    assert ex["max_score"] == 10
+    assert ex["score"] == ROUTE_SCORES[name], (name, failed)
+    assert failed and all(ROUTES[name] in m for m in failed), (name, failed)
+
+
+def test_solution_graded_with_the_routes_keeps_full_marks(graded_routes):
+    """The guard lets the solution use the allowed prerequisite (masked_softmax)."""
+    ex = graded_routes["solutions"]
+    assert ex["score"] == ex["max_score"] == 10, ex
+
+
+def test_guard_catches_a_copy_written_into_the_submission(tmp_path):
+    """A verbatim copy of the kit's function pasted into the file (not exec'd) is named."""
+    from kerasattn.grader.engine import Grader
+
+    body = _kit_function_source()
+    sub = tmp_path / "05_scaled_dot_product.py"
+    sub.write_text("from keras import ops\n\nfrom kerasattn.layers._checks import check_dim, "
+                   "check_rank, dims_match, fmt, static_shape\nfrom kerasattn.layers.masking "
+                   "import masked_softmax\n\n\n" + body)
+    result = Grader([keras.backend.backend()], timeout=120).grade([sub])
+    ex = result["exercises"][0]
+    messages = [r["message"] for c in ex["checks"] for r in c["results"].values()]
+    assert ex["score"] == 0, messages
+    assert all("contains a copy of the kit's own `kerasattn.layers.dot_product."
+               "scaled_dot_product_attention` (line 7)" in m for m in messages), messages

@@ -34,6 +34,7 @@ from kerasattn.grader.static_check import check_source
 BACKENDS = ("tensorflow", "jax", "torch")
 KIT_ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS_DIR = KIT_ROOT / "solutions"
+EXERCISES_DIR = KIT_ROOT / "exercises"
 MAX_OUTPUT_BYTES = 64 * 2**20
 SCHEMA = "kerasattn-grade/1"
 
@@ -640,6 +641,8 @@ class Grader:
                    "submission": str(Path(sub.path).resolve()), "out_dir": out_dir,
                    "scalars": entry["scalars"], "forbidden": list(spec.all_forbidden),
                    "solutions_dir": str(SOLUTIONS_DIR), "timeout": timeout,
+                   "backend": backend, "allow_numpy": bool(getattr(spec, "allow_numpy", False)),
+                   "skeleton": str(EXERCISES_DIR / f"{spec.exercise}.py"),
                    "memory_mb": memory_mb, "uid": self.uid, "gid": self.gid}
         try:
             outcome = worker.run(request)
@@ -654,7 +657,12 @@ class Grader:
         log = _log_tail(os.path.join(out_dir, "log.txt"))
         failure = None
         outputs = None
-        if outcome.get("killed") or not meta.get("ok"):
+        findings = [str(f)[:600] for f in (outcome.get("findings") or [])][:5]
+        if findings:  # the run-time guard caught the kit's answer, a copy, or NumPy
+            failure = ("the grader caught the submission at run time: "
+                       + "; ".join(_clean_error(f) for f in findings))
+            entry["_where"] = meta.get("where", "")
+        elif outcome.get("killed") or not meta.get("ok"):
             failure = _failure_message(outcome, meta, timeout, memory_mb, log)
             entry["_where"] = meta.get("where", "")
         else:

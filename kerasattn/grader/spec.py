@@ -87,13 +87,24 @@ class GradientCheck(_Check):
 
 @dataclass
 class Spec:
-    """All the checks of one exercise."""
+    """All the checks of one exercise.
+
+    Args:
+        exercise: the exercise's file stem (``05_scaled_dot_product``).
+        title: shown in the report.
+        cases: the sandboxed runs.
+        checks: ``Compare`` / ``Property`` / ``GradientCheck`` on the cases' outputs.
+        forbidden: dotted names the submission may not use (statically and at run time).
+        allow_numpy: the graded code may convert tensors to NumPy (off by default: such a
+            submission fails with "leaves keras.ops for NumPy").
+    """
 
     exercise: str
     title: str
     cases: Sequence[Case]
     checks: Sequence[_Check]
     forbidden: Sequence[str] = ()
+    allow_numpy: bool = False
     path: str = ""
     _cases_by_name: dict = field(default_factory=dict, repr=False)
 

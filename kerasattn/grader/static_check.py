@@ -21,6 +21,15 @@ _FILE_CALLS = {"open", "exec", "execfile", "compile", "spec_from_file_location",
                "scandir", "glob", "iglob", "walk", "copy", "copyfile", "system", "popen",
                "run", "Popen", "check_output", "call", "fdopen", "FileIO"}
 _SUSPICIOUS_PATHS = ("solutions/", "solutions\\", "kerasattn/reference", "grader/specs")
+# Names no exercise needs, with which a submission could take the run-time guard apart
+# (kerasattn/grader/guard.py): call tracing, the garbage collector's object lists, native
+# memory access, the guard's own dispatcher, and reading or rewriting other functions' code.
+_TAMPER_MODULES = ("ctypes", "gc")
+_TAMPER_ATTRS = ("__code__", "__closure__", "__kerasattn_guard__")
+_TAMPER_CALLS = ("sys.addaudithook", "sys.settrace", "sys.setprofile", "sys._getframe",
+                 "threading.settrace", "threading.setprofile")
+_TAMPER_RULE = ("inspects or rewrites other code or the grader's run-time checks; no "
+                "exercise needs it")
 
 
 @dataclass
@@ -140,6 +149,33 @@ def check_source(source: str, forbidden, filename: str = "<submission>") -> Stat
                                 (node.lineno, f"{resolved or 'call'}({arg.value!r})",
                                  "a submission may not read the solutions, the reference "
                                  "or the grader's files"))
+    for node in ast.walk(tree):
+        name = None
+        if isinstance(node, ast.Import):
+            name = next((a.name for a in node.names
+                         if a.name.split(".")[0] in _TAMPER_MODULES), None)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module.split(".")[0] in _TAMPER_MODULES:
+                name = node.module
+            elif node.module == "sys" and any(f"sys.{a.name}" in _TAMPER_CALLS
+                                              for a in node.names):
+                name = "sys." + next(a.name for a in node.names
+                                     if f"sys.{a.name}" in _TAMPER_CALLS)
+        elif isinstance(node, ast.Attribute) and node.attr in _TAMPER_ATTRS:
+            name = f"*.{node.attr}"
+        elif isinstance(node, ast.Name) and node.id in _TAMPER_ATTRS:
+            name = node.id
+        elif isinstance(node, ast.Attribute):
+            parts = _dotted(node)
+            if parts:
+                dotted = ".".join([aliases.get(parts[0], parts[0])] + parts[1:])
+                if dotted in _TAMPER_CALLS:
+                    name = dotted
+        elif isinstance(node, ast.Constant) and node.value in _TAMPER_ATTRS + _TAMPER_MODULES:
+            name = repr(node.value)
+        if name and (node.lineno, name) not in hits:
+            hits.add((node.lineno, name))
+            report.forbidden.append((node.lineno, name, _TAMPER_RULE))
     # an attribute chain is visited once per prefix (a.b.c, a.b, a): keep the longest per line
     report.backend_calls = _longest_per_line(report.backend_calls)
     report.forbidden = _longest_per_line(report.forbidden)

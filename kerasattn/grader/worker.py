@@ -57,12 +57,15 @@ def _group_rss_kb(pgid: int) -> int:
 class _ForbiddenImportBlocker:
     """A ``sys.meta_path`` finder refusing forbidden modules imported by the submission."""
 
-    def __init__(self, forbidden, submission_file, solutions_dir):
+    def __init__(self, forbidden, submission_file, solutions_dir, guard=None):
+        self.guard = guard
         self.forbidden = tuple(forbidden)
         self.submission_file = os.path.realpath(submission_file)
         self.solutions_dir = os.path.realpath(solutions_dir) if solutions_dir else None
 
     def _from_submission(self) -> bool:
+        if self.guard is not None and self.guard.active:
+            return self.guard._walk(sys._getframe(2), "student") is not None
         frame = sys._getframe(2)
         while frame is not None:
             filename = frame.f_code.co_filename
@@ -75,13 +78,19 @@ class _ForbiddenImportBlocker:
     def find_spec(self, fullname, path=None, target=None):
         if fullname == "solutions" or fullname.startswith("solutions."):
             if self.solutions_dir is not None:
+                if self.guard is not None:
+                    self.guard.record(f"imports {fullname!r}: a submission may not use the "
+                                      "solutions")
                 raise ImportError(f"the grader blocks importing {fullname!r}: a submission "
                                   "may not use the solutions")
         for name in self.forbidden:
             if fullname == name or fullname.startswith(name + "."):
                 if self._from_submission():
-                    raise ImportError(f"the grader blocks importing {fullname!r}: this "
-                                      "exercise asks you to write it yourself")
+                    msg = (f"the grader blocks importing {fullname!r}: this exercise asks "
+                           "you to write it yourself")
+                    if self.guard is not None:
+                        self.guard.record(msg)
+                    raise ImportError(msg)
         return None
 
 
@@ -151,11 +160,19 @@ def _child(req: dict, log_fd: int) -> None:
             os.setgroups([])
             os.setgid(req["gid"])
             os.setuid(uid)
-        for name in list(sys.modules):
-            if any(name == f or name.startswith(f + ".") for f in req["forbidden"]):
-                del sys.modules[name]  # an import must go through the blocker below
+        from kerasattn.grader import guard as guard_mod
+
+        spec_module = sys.modules.get("_kerasattn_spec_" + os.path.basename(spec.path)[:-3])
+        guard = None
+        if code is not None:
+            guard = guard_mod.Guard(
+                forbidden=req["forbidden"], submission=req["submission"],
+                submission_code=code, report_fd=req.get("report_fd"),
+                allow_numpy=bool(req.get("allow_numpy")), backend=req.get("backend", ""),
+                skeleton=req.get("skeleton"), solutions_dir=req.get("solutions_dir"),
+                extra_grader_codes=guard_mod.module_codes(spec_module))
         sys.meta_path.insert(0, _ForbiddenImportBlocker(req["forbidden"], req["submission"],
-                                                        req.get("solutions_dir")))
+                                                        req.get("solutions_dir"), guard))
         import types
 
         mod_name = "submission_" + os.path.basename(req["submission"])[:-3]
@@ -167,10 +184,13 @@ def _child(req: dict, log_fd: int) -> None:
         try:
             if code_error is not None:
                 raise code_error
+            guard.install()
             exec(code, student.__dict__)  # noqa: S102 - running the submission is the point
+            guard.wrap_student(student)
             times["import"] = time.monotonic() - t0
             stage = "run"
             outputs = case.run(student, inputs)
+            guard.finish()
             times["run"] = time.monotonic() - t0
             stage = "outputs"
             if not isinstance(outputs, dict):
@@ -227,16 +247,22 @@ def _run(req: dict, ctl_out) -> None:
     if req.get("uid") is not None:
         os.fchown(log_fd, req["uid"], req["gid"])
     base_rss = _status_kb("self", "VmRSS")
+    report_r, report_w = os.pipe()  # the child's findings; it cannot take them back
+    os.set_blocking(report_w, False)
+    os.set_blocking(report_r, False)
     start = time.monotonic()
     pid = os.fork()
     if pid == 0:
         try:
             os.close(_CTL_IN)
             os.close(_CTL_OUT)
+            os.close(report_r)
         except OSError:
             pass
-        _child(req, log_fd)
+        _child(dict(req, report_fd=report_w), log_fd)
     os.close(log_fd)
+    os.close(report_w)
+    findings = bytearray()
     _send(ctl_out, {"event": "started", "pid": pid})
     killed = None
     peak = 0
@@ -248,6 +274,7 @@ def _run(req: dict, ctl_out) -> None:
             done, status = os.waitpid(pid, os.WNOHANG)
         except ChildProcessError:
             done, status = pid, 0
+        findings += _drain(report_r, len(findings))
         if done:
             break
         rss = _group_rss_kb(pid)
@@ -265,9 +292,26 @@ def _run(req: dict, ctl_out) -> None:
     wall = time.monotonic() - start
     _killpg(pid)  # stragglers the submission started
     _kill_descendants()
+    findings += _drain(report_r, len(findings))
+    os.close(report_r)
     rc = os.waitstatus_to_exitcode(status) if status is not None else None
+    lines = [ln for ln in findings.decode("utf-8", "replace").splitlines() if ln.strip()]
     _send(ctl_out, {"event": "done", "rc": rc, "killed": killed, "wall": wall,
-                    "peak_rss_mb": (peak - 0) / 1024.0})
+                    "peak_rss_mb": (peak - 0) / 1024.0, "findings": lines[:20]})
+
+
+def _drain(fd: int, have: int, limit: int = 32768) -> bytes:
+    """What the child wrote to the findings pipe so far (bounded; never blocks)."""
+    out = b""
+    while have + len(out) < limit:
+        try:
+            chunk = os.read(fd, 4096)
+        except (BlockingIOError, OSError):
+            break
+        if not chunk:
+            break
+        out += chunk
+    return out[:max(0, limit - have)]
 
 
 def _killpg(pgid: int) -> None:
@@ -360,6 +404,9 @@ def serve() -> None:
 
     import kerasattn.grader.childtools  # noqa: F401
     import kerasattn.grader.spec  # noqa: F401
+    from kerasattn.grader import guard
+
+    guard.prepare_worker()  # the whole kit, imported once; children never re-load it
 
     _send(ctl_out, {"event": "ready", "backend": keras.backend.backend(),
                     "keras": keras.__version__, "import_s": time.monotonic() - t0})

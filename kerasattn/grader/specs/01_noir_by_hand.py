@@ -4,7 +4,7 @@ import numpy as np
 from kerasattn.grader import properties as P
 from kerasattn.grader.spec import Case, Compare, Property, Spec, Variant
 
-# The seed's numbers (week 4): h_1..h_4 for "The black cat sat", s_2 after "Le chat".
+# The course notes' numbers (week 4): h_1..h_4 for "The black cat sat", s_2 after "Le chat".
 H_ENC = np.array([[0.1, 0.2], [0.8, 0.9], [0.5, 0.4], [0.3, 0.1]])
 S_PREV = np.array([0.7, 0.8])
 
@@ -15,7 +15,7 @@ def _f32(x):
     return keras.ops.convert_to_tensor(np.asarray(x), dtype="float32")
 
 
-# -- case "noir": the seed's hand computation -------------------------------------------
+# -- case "noir": the course notes' hand computation ------------------------------------
 def build_noir(rng):
     return {"h_enc": H_ENC, "s_prev": S_PREV}
 
@@ -92,13 +92,13 @@ SPEC = Spec(
            Case("pieces", build_pieces, run_pieces, expected_pieces, seed=1),
            Case("softmax", build_pieces, run_softmax, expected_pieces, seed=1)],
     checks=[
-        Compare("scores e_i = s_2 . h_i for the seed's numbers", case="noir",
+        Compare("scores e_i = s_2 . h_i for the noir example", case="noir",
                 output="scores", points=2, atol=1e-5),
-        Compare("softmax weights for the seed's numbers", case="noir", output="weights",
+        Compare("softmax weights for the noir example", case="noir", output="weights",
                 points=2, atol=1e-5,
                 variants=[Variant("normalised the scores without exp (e / sum e)", _no_exp,
                                   "alpha_i = exp(e_i) / sum_j exp(e_j).")]),
-        Compare("context vector for the seed's numbers", case="noir", output="context",
+        Compare("context vector for the noir example", case="noir", output="context",
                 points=2, atol=1e-5,
                 variants=[Variant("summed the states without the weights",
                                   _sum_not_weighted, "c = sum_i alpha_i h_i.")]),
