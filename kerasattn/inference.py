@@ -66,8 +66,8 @@ def translate_texts(checkpoint_or_model, texts: Sequence[str], *, beam: int = 1,
         texts: raw sentences (normalised here unless ``normalized``).
         beam: 1 for greedy decoding, k > 1 for beam search with k hypotheses.
         batch_size: sentences decoded together (sorted by length first).
-        max_length: most output tokens; default per batch, from the longest source
-            (``1.5 * S + 5`` tokens, rounded up to a multiple of 16).
+        max_length: most output tokens; default per sentence, from its length in
+            tokens (``1.5 * S + 5``, rounded up to a multiple of 16).
         src_vocab, tgt_vocab, src_lang: see :func:`as_translator`.
         normalized: the texts are already normalised (as in a :class:`Corpus`).
         detokenized: return ordinary text (True) or the kit's normalised tokens (False,
@@ -90,13 +90,16 @@ def translate_texts(checkpoint_or_model, texts: Sequence[str], *, beam: int = 1,
     todo = sorted((i for i in range(len(ids)) if ids[i]), key=lambda i: len(ids[i]))
     for k in range(0, len(todo), batch_size):
         idx = todo[k:k + batch_size]
-        longest = max(len(ids[i]) for i in idx)
-        # each distinct (width, max_length) is one compilation on JAX / TensorFlow
-        limit = max_length or -(-(int(1.5 * longest) + 5) // 16) * 16
-        hyps = decoding.translate(tr.model, [sources[i] for i in idx], tr.src_vocab,
-                                  tr.tgt_vocab, method="greedy" if beam == 1 else "beam",
-                                  beam_size=beam, max_length=limit, width_multiple=8)
-        for i, h in zip(idx, hyps):
+        # each row's cap depends on its own length only, so a sentence's translation does
+        # not depend on the batch it lands in; rounded to multiples of 16 because each
+        # distinct (width, max_length) is one compilation on JAX / TensorFlow
+        caps = [max_length or -(-(int(1.5 * len(ids[i])) + 5) // 16) * 16 for i in idx]
+        _, result = decoding.translate(tr.model, [sources[i] for i in idx], tr.src_vocab,
+                                       tr.tgt_vocab, method="greedy" if beam == 1 else "beam",
+                                       beam_size=beam, max_length=max(caps),
+                                       width_multiple=8, return_result=True)
+        for i, cap, tokens in zip(idx, caps, result.token_lists()):
+            h = tr.tgt_vocab.decode(list(tokens)[:cap])
             out[i] = detokenize(h) if detokenized else h
     return out
 

@@ -209,7 +209,7 @@ def evaluate_grouped(hyps: Sequence[str], references: Sequence[Sequence[str]],
     return dict(
         bleu_single=multi_reference_bleu(hyps, first, tokenize=tokenize),
         bleu_multi=bleu_multi,
-        exact_match_single=exact_match(hyps, [r[0][0] for r in first]),
+        exact_match_single=exact_match(hyps, [r[0] for r in first]),
         exact_match_multi=sum(any(h.split() == r.split() for r in refs)
                               for h, refs in zip(hyps, references)) / len(hyps),
         sources=len(hyps), references=sum(len(r) for r in references))

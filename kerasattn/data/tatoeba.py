@@ -87,6 +87,8 @@ def _download(url: str, cache_dir: str | None) -> Path:
     import keras
 
     fname = os.path.basename(url.split("?")[0]) or "fra-eng.zip"
+    if cache_dir is not None:  # get_file falls back to /tmp/.keras if it cannot write here
+        os.makedirs(os.path.join(os.path.expanduser(cache_dir), "datasets"), exist_ok=True)
     try:
         path = keras.utils.get_file(fname=fname, origin=url, cache_dir=cache_dir,
                                     extract=False)
@@ -100,7 +102,7 @@ def _download(url: str, cache_dir: str | None) -> Path:
 
 
 def _lang_from_name(name: str) -> str:
-    match = re.fullmatch(r"([a-z]{3})(?:-eng)?\.(?:txt|zip)", name.lower())
+    match = re.match(r"([a-z]{3})(?:-eng)?(?=[-_.])", name.lower())
     return match.group(1) if match and match.group(1) != "eng" else "fra"
 
 
@@ -251,7 +253,8 @@ def load_tatoeba(path: str | os.PathLike | None = None, url: str = DEFAULT_URL,
         cache_dir: download cache directory.
         lang: the other language's manythings.org code (``"fra"``, ``"jpn"``...), which
             decides its normalisation (French elisions are split only for ``"fra"``);
-            default: read from the file name (``jpn-eng.zip``, ``jpn.txt``), else ``"fra"``.
+            default: read from the file name (``jpn-eng.zip``, ``jpn.txt``,
+            ``jpn-eng-sample.txt``), else ``"fra"``.
 
     Returns:
         The corpus; ``corpus.report`` (also ``corpus.info["report"]``) is the

@@ -28,6 +28,7 @@ import base64
 import io
 import json
 import os
+import re
 from typing import Iterable, Sequence
 
 from kerasattn.data.vocab import SPECIAL_TOKENS, Vocabulary
@@ -86,7 +87,9 @@ class SubwordTokenizer:
         Args:
             texts: the training split's sentences of one side (never valid or test).
             vocab_size: int >= 8, pieces including the 4 special ones; a soft limit (a
-                small corpus gets fewer pieces, never an error).
+                small corpus gets fewer pieces; one whose characters alone outnumber it,
+                as a few hundred Japanese sentences do, gets one piece per character and
+                a few more).
             model_type: ``"unigram"`` (default) or ``"bpe"``.
             character_coverage: share of characters the pieces must cover (rarer ones
                 become ``<unk>``): 0.9995 suits Japanese and Chinese, 1.0 small alphabets.
@@ -108,14 +111,25 @@ class SubwordTokenizer:
         if not texts:
             raise ValueError("texts holds no non-empty sentence: nothing to train on")
         spm = _sentencepiece()
-        writer = io.BytesIO()
-        spm.SentencePieceTrainer.train(
-            sentence_iterator=iter(texts), model_writer=writer, vocab_size=vocab_size,
-            model_type=model_type, character_coverage=character_coverage,
-            hard_vocab_limit=False, normalization_rule_name="identity",
-            pad_id=0, unk_id=1, bos_id=2, eos_id=3, pad_piece=SPECIAL_TOKENS[0],
-            unk_piece=SPECIAL_TOKENS[1], bos_piece=SPECIAL_TOKENS[2],
-            eos_piece=SPECIAL_TOKENS[3], num_threads=1, minloglevel=2)
+        for _ in range(2):
+            writer = io.BytesIO()
+            try:
+                spm.SentencePieceTrainer.train(
+                    sentence_iterator=iter(texts), model_writer=writer,
+                    vocab_size=vocab_size, model_type=model_type,
+                    character_coverage=character_coverage, hard_vocab_limit=False,
+                    normalization_rule_name="identity", pad_id=0, unk_id=1, bos_id=2,
+                    eos_id=3, pad_piece=SPECIAL_TOKENS[0], unk_piece=SPECIAL_TOKENS[1],
+                    bos_piece=SPECIAL_TOKENS[2], eos_piece=SPECIAL_TOKENS[3], num_threads=1,
+                    minloglevel=2)
+                break
+            except RuntimeError as err:
+                # every covered character must be a piece: a small corpus of a language
+                # with thousands of characters needs more pieces than asked for
+                need = re.search(r"smaller than required_chars\. \d+ vs (\d+)", str(err))
+                if need is None:
+                    raise
+                vocab_size = int(need.group(1)) + len(SPECIAL_TOKENS) + 16
         return cls(writer.getvalue())
 
     # ------------------------------------------------------------------ mapping
