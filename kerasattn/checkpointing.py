@@ -13,6 +13,10 @@ Files written by :class:`TrainingCheckpoint` in ``checkpoint_dir``:
   the history so far) in ONE file, so the pieces can never come from different epochs;
 - ``best.weights.h5``: the weights with the lowest validation loss so far, in the Keras
   format (``model.load_weights(path)``).
+
+A finished model is saved for translation by :func:`save_translator` (``model.keras``,
+``src_vocab.json``, ``tgt_vocab.json`` with either kind of tokenizer, and ``meta.json``
+written last) and read back by :func:`load_translator`.
 """
 from __future__ import annotations
 
