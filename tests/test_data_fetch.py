@@ -79,3 +79,16 @@ def test_japanese_excerpt_language_and_split_by_source():
         assert sum(p[0] == s for p in corpus.test) == sum(p[0] == s for p in pairs)
     reverse = load_tatoeba(EXCERPT, max_length=None, reverse=True)
     assert reverse.info["src_lang"] == "jpn" and reverse.info["tgt_lang"] == "en"
+
+
+def test_resolve_data_takes_a_path_or_a_language_code(tmp_path, monkeypatch):
+    from kerasattn.data import resolve_data
+    from kerasattn.data import tatoeba
+
+    assert resolve_data(str(EXCERPT)) == EXCERPT
+    source = make_zip(tmp_path, name="ita-eng.zip", member="ita.txt")
+    monkeypatch.setattr(tatoeba, "URL_PATTERN", source.parent.as_uri() + "/{lang}-eng.zip")
+    path = resolve_data("ita", cache_dir=str(tmp_path / "cache"), verbose=False)
+    assert path.name == "ita-eng.zip" and (tmp_path / "cache") in path.parents
+    with pytest.raises(ValueError, match="--data: no such file 'no/such.txt', and it is not"):
+        resolve_data("no/such.txt")

@@ -15,7 +15,8 @@ from kerasattn.data.batching import (INPUT_KEYS, LABEL_KEY, batch_iterator, batc
 from kerasattn.data.corpus import SPLITS, Corpus, crossing_links, is_monotonic
 from kerasattn.data.synthetic import DEFAULTS, builtin_corpus, generate_corpus, generate_pair
 from kerasattn.data.tatoeba import (DEFAULT_URL, LICENCE, LoadReport, TatoebaDownloadError,
-                                    fetch_tatoeba, load_tatoeba, read_pairs, tatoeba_url)
+                                    fetch_tatoeba, load_tatoeba, read_pairs, resolve_data,
+                                    tatoeba_url)
 from kerasattn.data.text import detokenize, normalize, tokenize
 from kerasattn.data.tokenizers import (TOKENIZERS, SubwordTokenizer, build_tokenizer,
                                        load_tokenizer)
@@ -25,7 +26,7 @@ __all__ = [
     "Corpus", "SPLITS", "crossing_links", "is_monotonic",
     "builtin_corpus", "generate_corpus", "generate_pair", "DEFAULTS",
     "load_tatoeba", "read_pairs", "LoadReport", "TatoebaDownloadError", "DEFAULT_URL",
-    "fetch_tatoeba", "tatoeba_url", "LICENCE",
+    "fetch_tatoeba", "tatoeba_url", "resolve_data", "LICENCE",
     "build_tokenizer", "load_tokenizer", "SubwordTokenizer", "TOKENIZERS",
     "normalize", "tokenize", "detokenize",
     "Vocabulary", "SPECIAL_TOKENS",

@@ -21,7 +21,8 @@ import numpy as np
 from kerasattn.data.corpus import Corpus
 from kerasattn.data.text import normalize
 
-__all__ = ["load_tatoeba", "read_pairs", "fetch_tatoeba", "tatoeba_url", "LoadReport",
+__all__ = ["load_tatoeba", "read_pairs", "fetch_tatoeba", "tatoeba_url", "resolve_data",
+           "LoadReport",
            "TatoebaDownloadError", "DEFAULT_URL", "LICENCE"]
 
 URL_PATTERN = "https://www.manythings.org/anki/{lang}-eng.zip"
@@ -150,6 +151,35 @@ def fetch_tatoeba(lang: str = "fra", url: str | None = None, cache_dir: str | No
         print(LICENCE)
         print(f"corpus: {path}")
     return path
+
+
+def resolve_data(value: str, cache_dir: str | None = None, verbose: bool = True) -> Path:
+    """The file behind a ``--data`` value: an existing path, or a language code to fetch.
+
+    Args:
+        value: a path to a manythings/Tatoeba file (``.txt``, ``.zip`` or a directory), or
+            a manythings.org language code (``"fra"``, ``"deu"``, ``"jpn"``...) fetched
+            with :func:`fetch_tatoeba`.
+        cache_dir, verbose: see :func:`fetch_tatoeba`.
+
+    Returns:
+        A path for :func:`load_tatoeba`.
+
+    Raises:
+        ValueError: ``value`` is neither an existing path nor a language code.
+        TatoebaDownloadError: fetching failed.
+    """
+    if not isinstance(value, (str, os.PathLike)) or not str(value).strip():
+        raise ValueError(f"--data must be a file path or a language code such as 'fra'; "
+                         f"received {value!r}")
+    path = Path(value).expanduser()
+    if path.exists():
+        return path
+    text = str(value)
+    if text.isalpha() and 2 <= len(text) <= 8:
+        return Path(fetch_tatoeba(text.lower(), cache_dir=cache_dir, verbose=verbose))
+    raise ValueError(f"--data: no such file {text!r}, and it is not a language code such as "
+                     f"'fra', 'deu' or 'jpn' (those are downloaded from manythings.org)")
 
 
 def _read_bytes(path: Path) -> bytes:
