@@ -205,8 +205,7 @@ def run(args) -> list[dict]:
                   flush=True)
         return prepared_cache[key]
 
-    tgt_lang = corpus.info.get("tgt_lang", "en")
-    bleu_tok = {"ja": "char", "jpn": "char", "zh": "zh", "cmn": "zh"}.get(tgt_lang, "13a")
+    bleu_tok = recipes.bleu_tokenize_for(corpus.info.get("tgt_lang"))
     for name in args.models:
         p = prepared_for(name)
         if name == BASELINE:

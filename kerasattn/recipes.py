@@ -31,7 +31,8 @@ from collections import Counter
 
 import numpy as np
 
-__all__ = ["Recipe", "Prepared", "corpus_stats", "recipe_for", "prepare", "SPACELESS_SHARE"]
+__all__ = ["Recipe", "Prepared", "CorpusRun", "corpus_stats", "recipe_for", "prepare",
+           "train_on_corpus", "bleu_tokenize_for", "SPACELESS_SHARE"]
 
 #: A side is "written without spaces" when at least this share of its sentences of 8
 #: characters or more contain no space.
@@ -276,3 +277,103 @@ def prepare(corpus, model_name: str, backend: str | None = None,
                     train=make_arrays(train_pairs, src_vocab, tgt_vocab),
                     valid=make_arrays(valid_pairs, src_vocab, tgt_vocab),
                     test_sources=sources, test_references=references, dropped=dropped)
+
+
+#: sacrebleu tokenizers for targets written without spaces (manythings.org codes).
+BLEU_TOKENIZE = {"jpn": "char", "cmn": "zh", "yue": "zh", "wuu": "zh", "tha": "char",
+                 "khm": "char", "lao": "char", "mya": "char"}
+
+
+def bleu_tokenize_for(lang: str | None) -> str:
+    """The sacrebleu tokenizer for a target language code (``"13a"`` for most)."""
+    return BLEU_TOKENIZE.get(str(lang or "").lower(), "13a")
+
+
+@dataclasses.dataclass
+class CorpusRun:
+    """What :func:`train_on_corpus` returns.
+
+    Attributes:
+        translator: the trained model with its tokenizers
+            (:class:`kerasattn.checkpointing.Translator`).
+        prepared: the :class:`Prepared` data (recipe, tokenizers, arrays, test groups).
+        result: the :class:`kerasattn.training.TrainResult`.
+        scores: :func:`kerasattn.metrics.evaluate_grouped` on the test split, plus
+            ``bleu_tokenize``.
+        hypotheses: one translation (normalised tokens) per distinct test source.
+    """
+
+    translator: object
+    prepared: Prepared
+    result: object
+    scores: dict
+    hypotheses: list
+
+
+def train_on_corpus(model_name: str, corpus, *, budget_seconds: float | None = None,
+                    tokenizer: str | None = None, seed: int = 0, out=None,
+                    model_kwargs: dict | None = None, beam: int = 1, verbose: int = 0,
+                    max_test: int | None = None, **train_kwargs) -> CorpusRun:
+    """Prepare ``corpus`` for ``model_name`` by its recipe, train, score, and save.
+
+    Args:
+        model_name: one of the seven model names.
+        corpus: a :class:`kerasattn.data.Corpus` (built-in or loaded).
+        budget_seconds: wall-clock training budget (None: the recipe's epochs and early
+            stopping decide).
+        tokenizer: ``"word"``, ``"subword"`` or None (the recipe chooses).
+        seed: seed of weights, dropout and batch order.
+        out: a directory to save the translator to (:func:`kerasattn.checkpointing.
+            save_translator`), or None.
+        model_kwargs: hyperparameters overriding the model's defaults and the recipe's.
+        beam: 1 for greedy test decoding, k > 1 for beam search.
+        verbose: passed to ``model.fit``.
+        max_test: score only this many distinct test sources, spread evenly over the split
+            (None: all).
+        **train_kwargs: arguments of :func:`kerasattn.training.train` overriding the
+            recipe's (``epochs``, ``batch_size``...).
+
+    Returns:
+        A :class:`CorpusRun`; ``scores`` has single- and multi-reference BLEU.
+    """
+    import keras
+
+    from kerasattn import inference, metrics, training
+    from kerasattn.checkpointing import Translator, save_translator
+    from kerasattn.models import build_model
+
+    prepared = prepare(corpus, model_name, tokenizer=tokenizer)
+    if max_test is not None and max_test < len(prepared.test_sources):
+        keep = np.linspace(0, len(prepared.test_sources) - 1, max_test).round().astype(int)
+        prepared.test_sources = [prepared.test_sources[i] for i in keep]
+        prepared.test_references = [prepared.test_references[i] for i in keep]
+    recipe = prepared.recipe
+    keras.utils.set_random_seed(seed)
+    hparams = {**recipe.model_kwargs, **(model_kwargs or {})}
+    model = build_model(model_name, len(prepared.src_vocab), len(prepared.tgt_vocab),
+                        **hparams)
+    kwargs = {**recipe.train, **train_kwargs}
+    if budget_seconds is not None:
+        kwargs["callbacks"] = list(kwargs.get("callbacks") or []) + [
+            training.TimeBudget(budget_seconds)]
+    result = training.train(model, prepared.train, prepared.valid, seed=seed, verbose=verbose,
+                            **kwargs)
+    info = getattr(corpus, "info", {}) or {}
+    meta = dict(model=model_name, src_lang=info.get("src_lang", "en"),
+                tgt_lang=info.get("tgt_lang", "fr"), tokenizer=recipe.tokenizer,
+                recipe=recipe.reasons, hparams=hparams, source=str(info.get("source", "")))
+    translator = Translator(name=model_name, model=model, src_vocab=prepared.src_vocab,
+                            tgt_vocab=prepared.tgt_vocab, meta=meta)
+    hyps = inference.translate_texts(translator, prepared.test_sources, beam=beam,
+                                     normalized=True, detokenized=False)
+    bleu_tok = bleu_tokenize_for(meta["tgt_lang"])
+    scores = dict(metrics.evaluate_grouped(hyps, prepared.test_references, tokenize=bleu_tok),
+                  bleu_tokenize=bleu_tok)
+    translator.meta.update(scores=scores, epochs=result.epochs_run,
+                           train_seconds=result.train_seconds,
+                           tokens_per_second=result.tokens_per_second)
+    if out is not None:
+        save_translator(out, model, prepared.src_vocab, prepared.tgt_vocab, translator.meta)
+        translator.path = str(out)
+    return CorpusRun(translator=translator, prepared=prepared, result=result, scores=scores,
+                     hypotheses=hyps)

@@ -78,3 +78,21 @@ def test_errors_name_the_problem(tmp_path, setup):
         (tmp_path / "half").mkdir()
         (tmp_path / "half" / "meta.json").write_text("{}")
         load_translator(tmp_path / "half")
+
+
+def test_train_on_corpus_saves_a_translator_that_translates_files(tmp_path):
+    from kerasattn import recipes
+
+    corpus = load_tatoeba(EXCERPT, max_length=6, test_fraction=0.1)   # English -> Japanese
+    run = recipes.train_on_corpus("transformer", corpus, out=tmp_path / "ckpt", epochs=1,
+                                  model_kwargs=TINY, max_test=3)
+    assert run.prepared.recipe.tokenizer == "subword" and run.result.epochs_run == 1
+    assert run.scores["bleu_tokenize"] == "char"                     # Japanese target
+    assert len(run.hypotheses) == len(run.prepared.test_sources) == run.scores["sources"] == 3
+    tr = load_translator(tmp_path / "ckpt")
+    assert tr.meta["src_lang"] == "en" and tr.meta["tgt_lang"] == "jpn"
+    assert isinstance(tr.tgt_vocab, SubwordTokenizer) and tr.tgt_vocab == run.prepared.tgt_vocab
+    path = tmp_path / "in.txt"
+    path.write_text("Go.\n", encoding="utf-8")
+    assert inference.translate_file(tr, path, tmp_path / "out.txt") == \
+        inference.translate_texts(run.translator, ["Go."])
