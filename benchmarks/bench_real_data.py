@@ -217,8 +217,9 @@ def run(args) -> list[dict]:
             keras.utils.set_random_seed(args.seed)
             hp = dict(p.recipe.model_kwargs)
             if args.tiny:
-                from kerasattn.models import registry
                 import dataclasses
+
+                from kerasattn.models import registry
 
                 fields = {f.name for f in dataclasses.fields(registry.get_config_class(name))}
                 hp.update({k: v for k, v in TINY.items() if k in fields})

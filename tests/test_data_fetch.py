@@ -82,8 +82,7 @@ def test_japanese_excerpt_language_and_split_by_source():
 
 
 def test_resolve_data_takes_a_path_or_a_language_code(tmp_path, monkeypatch):
-    from kerasattn.data import resolve_data
-    from kerasattn.data import tatoeba
+    from kerasattn.data import resolve_data, tatoeba
 
     assert resolve_data(str(EXCERPT)) == EXCERPT
     source = make_zip(tmp_path, name="ita-eng.zip", member="ita.txt")
