@@ -13,9 +13,14 @@ Files written by :class:`TrainingCheckpoint` in ``checkpoint_dir``:
   the history so far) in ONE file, so the pieces can never come from different epochs;
 - ``best.weights.h5``: the weights with the lowest validation loss so far, in the Keras
   format (``model.load_weights(path)``).
+
+A finished model is saved for translation by :func:`save_translator` (``model.keras``,
+``src_vocab.json``, ``tgt_vocab.json`` with either kind of tokenizer, and ``meta.json``
+written last) and read back by :func:`load_translator`.
 """
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
@@ -266,3 +271,105 @@ class ResumableEarlyStopping(keras.callbacks.EarlyStopping):
             self.best_epoch = state.get("best_epoch") or 0
             if state.get("has_best_weights") and best_weights:
                 self.best_weights = [np.asarray(w) for w in best_weights]
+
+
+# --------------------------------------------------------------------------- translators
+MODEL_FILE, SRC_VOCAB_FILE, TGT_VOCAB_FILE, META_FILE = (
+    "model.keras", "src_vocab.json", "tgt_vocab.json", "meta.json")
+
+
+@dataclasses.dataclass
+class Translator:
+    """A trained model with what it needs to translate raw text.
+
+    Attributes:
+        name: the model's name (``"transformer"``...).
+        model: the Keras model.
+        src_vocab, tgt_vocab: the tokenizers of each side (a
+            :class:`~kerasattn.data.Vocabulary` or a
+            :class:`~kerasattn.data.SubwordTokenizer`).
+        meta: what training recorded; ``meta["src_lang"]`` is the language code the
+            source side was normalised with (``"en"`` when absent).
+        path: the directory it was loaded from (None if built in memory).
+    """
+
+    name: str
+    model: keras.Model
+    src_vocab: object
+    tgt_vocab: object
+    meta: dict
+    path: str | None = None
+
+    @property
+    def src_lang(self) -> str:
+        return str(self.meta.get("src_lang", "en"))
+
+
+def save_translator(directory, model: keras.Model, src_vocab, tgt_vocab,
+                    meta: dict | None = None) -> str:
+    """Write ``model.keras``, both tokenizers and ``meta.json`` into ``directory``.
+
+    Every file is written atomically and ``meta.json`` last, so a directory with a
+    ``meta.json`` is complete. The tokenizer files sit beside the model: a subword
+    tokenizer's SentencePiece model is inside its JSON file.
+
+    Args:
+        directory: target directory (created if missing).
+        model: the trained model.
+        src_vocab, tgt_vocab: tokenizers with a ``save(path)`` method.
+        meta: JSON-serializable information (model name, ``src_lang``, scores...).
+
+    Returns:
+        The directory.
+    """
+    directory = os.fspath(directory)
+    os.makedirs(directory, exist_ok=True)
+    meta = dict(meta or {})
+    meta.setdefault("model", model.name)
+    atomic_write(os.path.join(directory, MODEL_FILE), model.save)
+    atomic_write(os.path.join(directory, SRC_VOCAB_FILE), src_vocab.save)
+    atomic_write(os.path.join(directory, TGT_VOCAB_FILE), tgt_vocab.save)
+
+    def write_meta(tmp):
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(meta, f, indent=1, ensure_ascii=False)
+
+    atomic_write(os.path.join(directory, META_FILE), write_meta)
+    return directory
+
+
+def load_translator(directory) -> Translator:
+    """Load a directory written by :func:`save_translator` (or ``kerasattn train``).
+
+    Args:
+        directory: the checkpoint directory, or its ``model.keras`` file.
+
+    Returns:
+        A :class:`Translator` (the model is loaded for inference, not compiled).
+
+    Raises:
+        ValueError: the directory or one of its files is missing (naming what is missing).
+    """
+    import kerasattn.metrics  # noqa: F401  (registers the kit's loss and metrics)
+    import kerasattn.models  # noqa: F401  (registers the kit's layers for loading)
+    from kerasattn.data.tokenizers import load_tokenizer
+
+    directory = os.fspath(directory)
+    if os.path.isfile(directory) and directory.endswith(".keras"):
+        directory = os.path.dirname(directory) or "."
+    if not os.path.isdir(directory):
+        raise ValueError(f"checkpoint: no such directory {directory!r}; create one with "
+                         f"`kerasattn train MODEL --out {directory}`")
+    missing = [f for f in (MODEL_FILE, SRC_VOCAB_FILE, TGT_VOCAB_FILE, META_FILE)
+               if not os.path.isfile(os.path.join(directory, f))]
+    if missing:
+        raise ValueError(f"checkpoint {directory!r} is incomplete: missing "
+                         f"{', '.join(missing)} (expected the files of save_translator / "
+                         f"`kerasattn train`)")
+    with open(os.path.join(directory, META_FILE), encoding="utf-8") as f:
+        meta = json.load(f)
+    model = keras.saving.load_model(os.path.join(directory, MODEL_FILE), compile=False)
+    return Translator(name=meta.get("model", model.name), model=model,
+                      src_vocab=load_tokenizer(os.path.join(directory, SRC_VOCAB_FILE)),
+                      tgt_vocab=load_tokenizer(os.path.join(directory, TGT_VOCAB_FILE)),
+                      meta=meta, path=directory)

@@ -30,7 +30,8 @@ from keras import ops
 
 from kerasattn.data.text import detokenize
 
-__all__ = ["corpus_bleu", "bleu_by_length", "exact_match", "masked_sparse_ce",
+__all__ = ["corpus_bleu", "bleu_by_length", "exact_match", "group_references",
+           "multi_reference_bleu", "evaluate_grouped", "masked_sparse_ce",
            "masked_token_ce", "masked_accuracy", "unmasked_accuracy",
            "MaskedSparseCategoricalCrossentropy", "MaskedAccuracy", "MaskedCrossEntropyMetric"]
 
@@ -123,6 +124,98 @@ def bleu_by_length(srcs: Sequence[str], hyps: Sequence[str], refs: Sequence[str]
                         bleu=corpus_bleu(h, r) if idx else None,
                         exact_match=exact_match(h, r) if idx else None))
     return out
+
+
+# ------------------------------------------------------------------------ several references
+def group_references(pairs: Sequence[tuple[str, str]]) -> tuple[list[str], list[list[str]]]:
+    """Group ``(source, reference)`` pairs by source sentence.
+
+    Tatoeba gives several translations of many sentences; scoring a model against one of
+    them at random punishes correct translations that happen to differ from it.
+
+    Args:
+        pairs: ``(source, target)`` pairs, e.g. ``corpus.test``.
+
+    Returns:
+        ``(sources, references)``: the distinct sources in order of first appearance, and
+        for each one the list of its references in file order (at least one).
+    """
+    if isinstance(pairs, (str, bytes)):
+        raise ValueError("pairs must be a list of (source, target) pairs, received a string")
+    order: dict[str, list[str]] = {}
+    for i, pair in enumerate(pairs):
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise ValueError(f"pairs[{i}] must be a (source, target) pair, received {pair!r}")
+        order.setdefault(pair[0], []).append(pair[1])
+    if not order:
+        raise ValueError("pairs is empty: nothing to group")
+    return list(order), list(order.values())
+
+
+def multi_reference_bleu(hyps: Sequence[str], references: Sequence[Sequence[str]],
+                         detok: bool = True, tokenize: str = "13a") -> float:
+    """Corpus BLEU (0-100) with sacrebleu, each hypothesis against all of its references.
+
+    Args:
+        hyps: N model translations (normalised token strings).
+        references: N lists of references (one or more each; the counts may differ).
+        detok: detokenize every string first (:func:`kerasattn.data.detokenize`).
+        tokenize: sacrebleu tokenizer: ``"13a"`` (default, as :func:`corpus_bleu`),
+            ``"char"`` or ``"ja-mecab"`` for a Japanese target, ``"zh"`` for Chinese.
+
+    Returns:
+        BLEU as a float in [0, 100]. With one reference per hypothesis it equals
+        :func:`corpus_bleu`.
+    """
+    import sacrebleu
+
+    if isinstance(hyps, str) or isinstance(references, str):
+        raise ValueError("hyps and references must be lists, received a single string")
+    hyps, references = list(hyps), [list(r) for r in references]
+    if len(hyps) != len(references):
+        raise ValueError(f"hyps and references must have the same length, received "
+                         f"{len(hyps)} hypotheses and {len(references)} reference lists")
+    if not hyps:
+        raise ValueError("hyps and references are empty: nothing to score")
+    for i, refs in enumerate(references):
+        if not refs or not all(isinstance(r, str) for r in refs):
+            raise ValueError(f"references[{i}] must be a non-empty list of str, received "
+                             f"{refs!r}")
+    if detok:
+        hyps = [detokenize(h) for h in hyps]
+        references = [[detokenize(r) for r in refs] for refs in references]
+    width = max(len(r) for r in references)
+    # sacrebleu takes reference streams; None marks a missing reference of a sentence
+    streams = [[refs[k] if k < len(refs) else None for refs in references]
+               for k in range(width)]
+    return float(sacrebleu.corpus_bleu(hyps, streams, tokenize=tokenize).score)
+
+
+def evaluate_grouped(hyps: Sequence[str], references: Sequence[Sequence[str]],
+                     tokenize: str = "13a") -> dict:
+    """Single- and multi-reference scores of one translation per distinct source.
+
+    Args:
+        hyps: one translation per source of :func:`group_references`.
+        references: the reference lists from :func:`group_references`.
+        tokenize: sacrebleu tokenizer (see :func:`multi_reference_bleu`).
+
+    Returns:
+        A dict: ``bleu_single`` (against the first reference of each source only, the
+        number a one-reference test set gives), ``bleu_multi`` (against all references),
+        ``exact_match_single`` / ``exact_match_multi`` (share equal to the first / to any
+        reference, token for token), ``sources`` and ``references`` (counts).
+    """
+    hyps, references = list(hyps), [list(r) for r in references]
+    bleu_multi = multi_reference_bleu(hyps, references, tokenize=tokenize)
+    first = [[r[0]] for r in references]
+    return dict(
+        bleu_single=multi_reference_bleu(hyps, first, tokenize=tokenize),
+        bleu_multi=bleu_multi,
+        exact_match_single=exact_match(hyps, [r[0] for r in first]),
+        exact_match_multi=sum(any(h.split() == r.split() for r in refs)
+                              for h, refs in zip(hyps, references)) / len(hyps),
+        sources=len(hyps), references=sum(len(r) for r in references))
 
 
 # ------------------------------------------------------------------------ token losses

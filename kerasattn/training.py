@@ -561,6 +561,31 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
         keras_history=keras_history, torch_threads=used_threads)
 
 
+class TimeBudget(keras.callbacks.Callback):
+    """Stop ``fit`` after the batch that crosses a wall-clock budget.
+
+    The clock starts when training starts (first-epoch compilation and validation passes
+    count), so two models given the same budget get the same wall time. After ``fit`` the
+    callback's ``stopped`` says whether the budget ended training.
+
+    Args:
+        seconds: the budget, a number > 0.
+    """
+
+    def __init__(self, seconds: float):
+        super().__init__()
+        _check_positive("seconds", seconds)
+        self.seconds, self.start, self.stopped = float(seconds), None, False
+
+    def on_train_begin(self, logs=None):
+        self.start = time.perf_counter()
+
+    def on_train_batch_end(self, batch, logs=None):
+        if time.perf_counter() - self.start > self.seconds:
+            self.model.stop_training = True
+            self.stopped = True
+
+
 class _null_scope:
     def __enter__(self):
         return None

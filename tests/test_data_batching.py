@@ -148,3 +148,29 @@ def test_bucketed_batches_of_several_widths_feed_fit(corpus_arrays):
     model.compile(optimizer="adam", loss=MaskedSparseCategoricalCrossentropy())
     hist = model.fit(ds, validation_data=ds, epochs=1, verbose=0)
     assert np.isfinite(hist.history["val_loss"][0])
+
+
+def test_a_width_shared_by_the_first_two_batches_is_widened(corpus_arrays):
+    """Regression: when no batch differs from batch 0 in BOTH widths, the first two batches
+    shared the target width and a narrower third batch failed on TensorFlow ("yielded an
+    element of shape (32, 16) where (None, 24) was expected"); batch 1 is now padded (with
+    masked <pad>) one pad_multiple wider in the width it shares."""
+    _, sv, tv = corpus_arrays
+    rows = []            # batches of 4 rows with widths (source, target) (8, 8), (8, 12), (12, 8)
+    for s_len, t_len in [(8, 8)] * 4 + [(8, 12)] * 4 + [(12, 8)] * 4:
+        rows.append(([4] * s_len + [0] * (12 - s_len),
+                     [2] + [5] * (t_len - 1) + [0] * (12 - t_len),
+                     [5] * (t_len - 1) + [3] + [0] * (12 - t_len)))
+    small = {k: np.array([r[i] for r in rows], dtype="int32")
+             for i, k in enumerate(("encoder_inputs", "decoder_inputs", "labels"))}
+    ds = TranslationDataset(small, batch_size=4, bucket=True, shuffle=False, pad_multiple=4)
+    shapes = [(ds[i][0]["encoder_inputs"].shape[1], ds[i][1].shape[1]) for i in range(3)]
+    for d in range(2):
+        if len({w[d] for w in shapes}) > 1:
+            assert shapes[0][d] != shapes[1][d]
+    first = ds[1]
+    assert np.array_equal(first[0]["decoder_inputs"] != 0, first[1] != 0)  # padding only
+    model = _tiny_model(len(sv), len(tv))
+    model.compile(optimizer="adam", loss=MaskedSparseCategoricalCrossentropy())
+    hist = model.fit(ds, epochs=1, verbose=0)
+    assert np.isfinite(hist.history["loss"][0])

@@ -14,6 +14,14 @@ from kerasattn.data.batching import (INPUT_KEYS, LABEL_KEY, _check_arrays, _take
 __all__ = ["TranslationDataset"]
 
 
+def _widen(x: dict, y: np.ndarray, s: int, t: int):
+    """Right-pad a batch with ``<pad>`` to source width ``s`` and target width ``t``."""
+    def pad(a, width):
+        return np.pad(a, ((0, 0), (0, max(0, width - a.shape[1]))))
+    return ({"encoder_inputs": pad(x["encoder_inputs"], s),
+             "decoder_inputs": pad(x["decoder_inputs"], t)}, pad(y, t))
+
+
 class TranslationDataset(keras.utils.PyDataset):
     """A ``keras.utils.PyDataset`` of teacher-forcing batches for ``model.fit``.
 
@@ -43,6 +51,7 @@ class TranslationDataset(keras.utils.PyDataset):
         self.batch_size, self.shuffle, self.seed = batch_size, shuffle, seed
         self.bucket, self.pad_multiple, self.drop_remainder = bucket, pad_multiple, drop_remainder
         self.epoch = 0
+        self._widen = None      # (source, target) width of batch 1, when it must be wider
         self._plan = self._make_plan(seed)
         if not self._plan:
             raise ValueError(f"no batches: {_check_arrays(arrays)} rows with "
@@ -54,7 +63,10 @@ class TranslationDataset(keras.utils.PyDataset):
     def __getitem__(self, index: int):
         if not 0 <= index < len(self._plan):
             raise IndexError(f"batch index {index} out of range [0, {len(self._plan)})")
-        return _take(self.arrays, self._plan[index], self.bucket, self.pad_multiple)
+        x, y = _take(self.arrays, self._plan[index], self.bucket, self.pad_multiple)
+        if index == 1 and self._widen is not None:
+            x, y = _widen(x, y, *self._widen)
+        return x, y
 
     def on_epoch_end(self):
         self.epoch += 1
@@ -81,4 +93,13 @@ class TranslationDataset(keras.utils.PyDataset):
         if score[j] > score[1]:
             plan = list(plan)
             plan[1], plan[j] = plan[j], plan[1]
+            widths[1], widths[j] = widths[j], widths[1]
+        # a width that varies somewhere but is equal in batches 0 and 1 would be fixed in
+        # the signature: batch 1 then gets one more pad_multiple of padding (masked) there
+        self._widen = None
+        varies = [len({w[d] for w in widths}) > 1 for d in range(2)]
+        if any(v and widths[0][d] == widths[1][d] for d, v in enumerate(varies)):
+            self._widen = tuple(widths[1][d] + self.pad_multiple
+                                if varies[d] and widths[0][d] == widths[1][d]
+                                else widths[1][d] for d in range(2))
         return plan

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import zipfile
 from pathlib import Path
 
@@ -20,9 +21,15 @@ import numpy as np
 from kerasattn.data.corpus import Corpus
 from kerasattn.data.text import normalize
 
-__all__ = ["load_tatoeba", "read_pairs", "LoadReport", "TatoebaDownloadError", "DEFAULT_URL"]
+__all__ = ["load_tatoeba", "read_pairs", "fetch_tatoeba", "tatoeba_url", "resolve_data",
+           "LoadReport",
+           "TatoebaDownloadError", "DEFAULT_URL", "LICENCE"]
 
-DEFAULT_URL = "https://www.manythings.org/anki/fra-eng.zip"
+URL_PATTERN = "https://www.manythings.org/anki/{lang}-eng.zip"
+DEFAULT_URL = URL_PATTERN.format(lang="fra")
+#: Printed whenever a corpus is fetched, and to be kept wherever the data is redistributed.
+LICENCE = ("Sentence pairs from the Tatoeba Project (https://tatoeba.org), via "
+           "manythings.org, licensed CC-BY 2.0 FR. Attribution: tatoeba.org")
 _MEMBER = "fra.txt"
 _MAX_BAD_LINES = 10
 
@@ -81,18 +88,98 @@ def _download(url: str, cache_dir: str | None) -> Path:
     import keras
 
     fname = os.path.basename(url.split("?")[0]) or "fra-eng.zip"
+    if cache_dir is not None:  # get_file falls back to /tmp/.keras if it cannot write here
+        os.makedirs(os.path.join(os.path.expanduser(cache_dir), "datasets"), exist_ok=True)
     try:
         path = keras.utils.get_file(fname=fname, origin=url, cache_dir=cache_dir,
                                     extract=False)
     except Exception as err:  # keras raises plain Exception subclasses for URL errors
         raise TatoebaDownloadError(
-            f"could not download the Tatoeba corpus from {url} ({type(err).__name__}: {err}). "
-            "This machine may have no network access (or the site refused the request). "
-            "Either download fra-eng.zip on a connected machine and pass it with "
-            "load_tatoeba(path='.../fra-eng.zip' or '.../fra.txt') (command line: --data PATH), "
-            "or use the built-in corpus, which needs no download: "
-            "kerasattn.data.builtin_corpus()") from None
+            f"Could not download {url} ({type(err).__name__}: {err}); with no network, "
+            f"download {fname} on a connected machine and pass the file with --data PATH "
+            "(Python: load_tatoeba(path=...)), or leave out --data to use the built-in "
+            "corpus (kerasattn.data.builtin_corpus()), which needs no download.") from None
     return Path(path)
+
+
+def _lang_from_name(name: str) -> str:
+    match = re.match(r"([a-z]{3})(?:-eng)?(?=[-_.])", name.lower())
+    return match.group(1) if match and match.group(1) != "eng" else "fra"
+
+
+def tatoeba_url(lang: str) -> str:
+    """The manythings.org archive of language ``lang`` paired with English.
+
+    Args:
+        lang: a three-letter code as manythings.org names its files (``"fra"``, ``"deu"``,
+            ``"jpn"``, ``"spa"``...).
+
+    Returns:
+        ``https://www.manythings.org/anki/{lang}-eng.zip``.
+    """
+    if not isinstance(lang, str) or not lang.isalpha() or not 2 <= len(lang) <= 8:
+        raise ValueError(f"lang must be a manythings.org language code such as 'fra', 'deu' "
+                         f"or 'jpn'; received {lang!r}")
+    return URL_PATTERN.format(lang=lang.lower())
+
+
+def fetch_tatoeba(lang: str = "fra", url: str | None = None, cache_dir: str | None = None,
+                  verbose: bool = True) -> Path:
+    """Download (once) the manythings.org / Tatoeba archive for ``lang`` and return its path.
+
+    The archive goes into the Keras cache (``~/.keras/datasets``, or ``cache_dir``) through
+    ``keras.utils.get_file``; a second call finds it there and does not download again.
+    The licence line (:data:`LICENCE`) is printed when ``verbose``.
+
+    Args:
+        lang: manythings.org language code (``"fra"`` for English-French...).
+        url: where to download from instead of :func:`tatoeba_url` (a mirror, or a
+            ``file://`` URL).
+        cache_dir: the cache directory (default: Keras's).
+        verbose: print the licence line and where the file is.
+
+    Returns:
+        Path of the ``.zip`` archive, ready for :func:`load_tatoeba`.
+
+    Raises:
+        TatoebaDownloadError: the download failed; the message says how to use a local
+            file (``--data PATH``) or the built-in corpus instead.
+    """
+    url = url or tatoeba_url(lang)
+    path = _download(url, cache_dir)
+    if verbose:
+        print(LICENCE)
+        print(f"corpus: {path}")
+    return path
+
+
+def resolve_data(value: str, cache_dir: str | None = None, verbose: bool = True) -> Path:
+    """The file behind a ``--data`` value: an existing path, or a language code to fetch.
+
+    Args:
+        value: a path to a manythings/Tatoeba file (``.txt``, ``.zip`` or a directory), or
+            a manythings.org language code (``"fra"``, ``"deu"``, ``"jpn"``...) fetched
+            with :func:`fetch_tatoeba`.
+        cache_dir, verbose: see :func:`fetch_tatoeba`.
+
+    Returns:
+        A path for :func:`load_tatoeba`.
+
+    Raises:
+        ValueError: ``value`` is neither an existing path nor a language code.
+        TatoebaDownloadError: fetching failed.
+    """
+    if not isinstance(value, (str, os.PathLike)) or not str(value).strip():
+        raise ValueError(f"--data must be a file path or a language code such as 'fra'; "
+                         f"received {value!r}")
+    path = Path(value).expanduser()
+    if path.exists():
+        return path
+    text = str(value)
+    if text.isalpha() and 2 <= len(text) <= 8:
+        return Path(fetch_tatoeba(text.lower(), cache_dir=cache_dir, verbose=verbose))
+    raise ValueError(f"--data: no such file {text!r}, and it is not a language code such as "
+                     f"'fra', 'deu' or 'jpn' (those are downloaded from manythings.org)")
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -174,8 +261,9 @@ def load_tatoeba(path: str | os.PathLike | None = None, url: str = DEFAULT_URL,
                  max_length: int | None = 30, dedupe: bool | str = True, seed: int = 0,
                  strict: bool = False, valid_fraction: float = 0.05,
                  test_fraction: float = 0.05, max_pairs: int | None = None,
-                 reverse: bool = False, cache_dir: str | None = None) -> Corpus:
-    """Load an English-French Tatoeba file as a :class:`~kerasattn.data.Corpus`.
+                 reverse: bool = False, cache_dir: str | None = None,
+                 lang: str | None = None) -> Corpus:
+    """Load a manythings.org / Tatoeba file (English-French by default) as a Corpus.
 
     Args:
         path: local ``fra.txt``, ``fra-eng.zip`` or a directory holding the ``.txt``; when
@@ -191,8 +279,12 @@ def load_tatoeba(path: str | os.PathLike | None = None, url: str = DEFAULT_URL,
         valid_fraction, test_fraction: share of source sentences in valid and test.
         max_pairs: keep only the first ``max_pairs`` usable pairs of the file (they are
             ordered from short to long).
-        reverse: French-to-English instead of English-to-French.
+        reverse: translate from the other language into English instead of from English.
         cache_dir: download cache directory.
+        lang: the other language's manythings.org code (``"fra"``, ``"jpn"``...), which
+            decides its normalisation (French elisions are split only for ``"fra"``);
+            default: read from the file name (``jpn-eng.zip``, ``jpn.txt``,
+            ``jpn-eng-sample.txt``), else ``"fra"``.
 
     Returns:
         The corpus; ``corpus.report`` (also ``corpus.info["report"]``) is the
@@ -217,7 +309,9 @@ def load_tatoeba(path: str | os.PathLike | None = None, url: str = DEFAULT_URL,
     file = Path(path) if path is not None else _download(url, cache_dir)
     raw_pairs, report = read_pairs(_read_bytes(file), source=str(file), strict=strict,
                                    swap=reverse)
-    src_lang, tgt_lang = ("fr", "en") if reverse else ("en", "fr")
+    lang = lang or _lang_from_name(file.name)
+    other = "fr" if lang == "fra" else lang
+    src_lang, tgt_lang = (other, "en") if reverse else ("en", other)
     pairs, seen = [], set()
     for en, fr in raw_pairs:
         s, t = normalize(en, src_lang), normalize(fr, tgt_lang)
@@ -254,6 +348,7 @@ def load_tatoeba(path: str | os.PathLike | None = None, url: str = DEFAULT_URL,
     report.kept = len(pairs)
     corpus = Corpus(train=splits["train"], valid=splits["valid"], test=splits["test"],
                     info=dict(source=str(file), max_length=max_length, dedupe=dedupe,
-                              seed=seed, reverse=reverse, report=report))
+                              seed=seed, reverse=reverse, lang=lang,
+                              src_lang=src_lang, tgt_lang=tgt_lang, report=report))
     corpus.report = report
     return corpus

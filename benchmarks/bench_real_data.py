@@ -1,0 +1,282 @@
+#!/usr/bin/env python
+"""The kit's models against a plain keras-hub Transformer on a real Tatoeba file.
+
+Prints figures, never asserts. On the current backend (``--backend`` or
+``KERAS_BACKEND``), one split of FILE (by source sentence: every translation of a test
+source stays in the test split), and the same wall-clock training budget per model:
+
+- each kit model named in ``--models`` is trained with the recipe chosen from the data
+  (:func:`kerasattn.recipes.prepare`: tokenizer, vocabulary, batch size, learning rate,
+  dropout, length cap) through :func:`kerasattn.training.train`;
+- ``keras_hub`` is the script a student writes from the keras-io English-Spanish example:
+  ``TokenAndPositionEmbedding``, 2 ``keras_hub.layers.TransformerEncoder`` and 2
+  ``TransformerDecoder`` (d_model 128, 4 heads, FFN 256, dropout 0.1), a ``Dense`` output,
+  AdamW 1e-3, batches of 64, cross-entropy that ignores padding. It is fed the same token
+  ids as the kit's ``transformer`` (same tokenizers, same training pairs), so the table
+  compares models and training, not tokenizers.
+
+Every model then decodes the same distinct test sources greedily; the table gives BLEU
+(sacrebleu, against the first reference of each source and against all of them), exact
+match, and training throughput in target tokens per second (training passes only).
+
+Usage:
+    python benchmarks/bench_real_data.py FILE [--budget SECONDS] [--models transformer
+        bahdanau keras_hub] [--reverse] [--tokenizer auto|word|subword] [--backend jax]
+        [--max-test N] [--tiny] [--json PATH]
+
+On a shared machine the figures are noisy: report them with the machine's load.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BASELINE = "keras_hub"
+TINY = dict(d_model=16, num_heads=2, d_ff=32, embed_dim=16, units=16, attention_units=16)
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("file", help="a manythings.org / Tatoeba file (.txt or .zip)")
+    p.add_argument("--budget", type=float, default=120.0,
+                   help="training seconds per model (default 120)")
+    p.add_argument("--models", nargs="+", default=["transformer", "bahdanau", BASELINE],
+                   help=f"kit model names and/or {BASELINE!r}")
+    p.add_argument("--reverse", action="store_true",
+                   help="translate from the other language into English")
+    p.add_argument("--tokenizer", choices=("auto", "word", "subword"), default="auto",
+                   help="the recipe's choice (auto), or force one")
+    p.add_argument("--backend", choices=("tensorflow", "jax", "torch"), default=None)
+    p.add_argument("--max-test", type=int, default=None,
+                   help="score only this many distinct test sources (spread evenly)")
+    p.add_argument("--max-train", type=int, default=None,
+                   help="train on the first N pairs of the training split only")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--tiny", action="store_true",
+                   help="tiny models (smoke tests only: the figures mean nothing)")
+    p.add_argument("--json", default=None, help="also write the results to this file")
+    args = p.parse_args(argv)
+    if args.budget <= 0:
+        p.error(f"--budget must be > 0, received {args.budget}")
+    return args
+
+
+def baseline_model(src_size: int, tgt_size: int, max_length: int, tiny: bool = False):
+    """The keras-hub script's model: inputs and logits as the kit's models."""
+    import keras
+    import keras_hub
+
+    d_model, heads, ffn = (16, 2, 32) if tiny else (128, 4, 256)
+    src = keras.Input(shape=(None,), dtype="int32", name="encoder_inputs")
+    tgt = keras.Input(shape=(None,), dtype="int32", name="decoder_inputs")
+    x = keras_hub.layers.TokenAndPositionEmbedding(src_size, max_length, d_model,
+                                                   mask_zero=True)(src)
+    for _ in range(2):
+        x = keras_hub.layers.TransformerEncoder(ffn, heads, dropout=0.1)(x)
+    y = keras_hub.layers.TokenAndPositionEmbedding(tgt_size, max_length, d_model,
+                                                   mask_zero=True)(tgt)
+    for _ in range(2):
+        y = keras_hub.layers.TransformerDecoder(ffn, heads, dropout=0.1)(y, x)
+    logits = keras.layers.Dense(tgt_size)(y)
+    return keras.Model({"encoder_inputs": src, "decoder_inputs": tgt}, logits,
+                       name=BASELINE)
+
+
+def baseline_greedy(model, sources, src_vocab, tgt_vocab, batch_size=128):
+    """Greedy decoding by re-running the whole model on the prefix (no cache), with fixed
+    shapes per batch so each width compiles once."""
+    import numpy as np
+
+    ids = [src_vocab.encode(s) for s in sources]
+    order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+    out = [""] * len(ids)
+    for k in range(0, len(order), batch_size):
+        idx = order[k:k + batch_size]
+        width = -(-max(len(ids[i]) for i in idx) // 8) * 8
+        limit = -(-(int(1.5 * width) + 5) // 16) * 16
+        src = np.zeros((len(idx), width), "int32")
+        for r, i in enumerate(idx):
+            src[r, :len(ids[i])] = ids[i]
+        dec = np.zeros((len(idx), limit), "int32")
+        dec[:, 0] = tgt_vocab.BOS
+        done = np.zeros(len(idx), bool)
+        for t in range(limit - 1):
+            logits = model.predict_on_batch({"encoder_inputs": src, "decoder_inputs": dec})
+            nxt = np.asarray(logits)[:, t].argmax(-1)
+            nxt[done] = 0
+            dec[:, t + 1] = nxt
+            done |= nxt == tgt_vocab.EOS
+            if done.all():
+                break
+        for r, i in enumerate(idx):
+            out[i] = tgt_vocab.decode(dec[r, 1:])
+    return out
+
+
+def train_baseline(prepared, budget, seed, tiny, bucket):
+    import keras
+    import numpy as np
+
+    from kerasattn import training
+    from kerasattn.data import TranslationDataset
+
+    keras.utils.set_random_seed(seed)
+    width = max(prepared.train["encoder_inputs"].shape[1],
+                prepared.train["labels"].shape[1])
+    model = baseline_model(len(prepared.src_vocab), len(prepared.tgt_vocab),
+                           max(256, 2 * width), tiny)
+    model.compile(optimizer=keras.optimizers.AdamW(1e-3),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True,
+                                                                  ignore_class=0))
+    data = TranslationDataset(prepared.train, batch_size=64, shuffle=True, seed=seed,
+                              bucket=bucket)
+    valid = TranslationDataset(prepared.valid, batch_size=64, shuffle=False, bucket=bucket)
+    timer, stop = training._TrainTimer(), _CountingBudget(budget)
+    model.fit(data, validation_data=valid, epochs=1000, callbacks=[timer, stop], verbose=0)
+    tokens = int(np.sum(prepared.train["labels"] != 0))
+    return model, dict(epochs=len(timer.seconds), train_seconds=float(sum(timer.seconds)),
+                       tokens_per_second=_throughput(tokens, timer, stop, len(data)),
+                       params=int(model.count_params()))
+
+
+def _throughput(tokens, timer, stop, n_batches):
+    """Target tokens per training second; a budget-cut last epoch counts its share."""
+    seconds = float(sum(timer.seconds))
+    epochs = len(timer.seconds) - (1 if stop.stopped else 0)
+    done = tokens * epochs
+    if stop.stopped and getattr(stop, "batches_last_epoch", None):
+        done += tokens * stop.batches_last_epoch / n_batches
+    return done / seconds if seconds > 0 else None
+
+
+class _CountingBudget:
+    """Wrap ``TimeBudget`` to count the batches of the epoch the budget cuts."""
+
+    def __new__(cls, seconds):
+        from kerasattn import training
+
+        class Counting(training.TimeBudget):
+            def on_epoch_begin(self, epoch, logs=None):
+                self.batches_last_epoch = 0
+
+            def on_train_batch_end(self, batch, logs=None):
+                self.batches_last_epoch = batch + 1
+                super().on_train_batch_end(batch, logs)
+
+        return Counting(seconds)
+
+
+def run(args) -> list[dict]:
+    import warnings
+
+    import keras
+    import numpy as np
+
+    from kerasattn import inference, metrics, recipes, training
+    from kerasattn.data import load_tatoeba
+    from kerasattn.models import build_model
+
+    # keras-hub's embedding passes its mask to layers that take it explicitly
+    warnings.filterwarnings("ignore", message=".*does not support masking.*")
+    backend = keras.backend.backend()
+    corpus = load_tatoeba(args.file, reverse=args.reverse, seed=args.seed, max_length=None)
+    if args.max_train:
+        corpus.train = corpus.train[:args.max_train]
+    print(f"{backend}: {corpus!r} ({corpus.report.summary()})", flush=True)
+    tokenizer = None if args.tokenizer == "auto" else args.tokenizer
+    rows, prepared_cache = [], {}
+
+    def prepared_for(name):
+        key = "transformer" if name == BASELINE else name
+        if key not in prepared_cache:
+            start = time.perf_counter()
+            prepared_cache[key] = recipes.prepare(corpus, key, backend, tokenizer)
+            p = prepared_cache[key]
+            if args.max_test:
+                step = max(1, len(p.test_sources) // args.max_test)
+                p.test_sources = p.test_sources[::step][:args.max_test]
+                p.test_references = p.test_references[::step][:args.max_test]
+            print(p.recipe.describe(), f"\n  (prepared in {time.perf_counter() - start:.1f} s)",
+                  flush=True)
+        return prepared_cache[key]
+
+    bleu_tok = recipes.bleu_tokenize_for(corpus.info.get("tgt_lang"))
+    for name in args.models:
+        p = prepared_for(name)
+        if name == BASELINE:
+            model, stats = train_baseline(p, args.budget, args.seed, args.tiny,
+                                          p.recipe.train["bucket"])
+            start = time.perf_counter()
+            hyps = baseline_greedy(model, p.test_sources, p.src_vocab, p.tgt_vocab)
+        else:
+            keras.utils.set_random_seed(args.seed)
+            hp = dict(p.recipe.model_kwargs)
+            if args.tiny:
+                import dataclasses
+
+                from kerasattn.models import registry
+
+                fields = {f.name for f in dataclasses.fields(registry.get_config_class(name))}
+                hp.update({k: v for k, v in TINY.items() if k in fields})
+            model = build_model(name, len(p.src_vocab), len(p.tgt_vocab), **hp)
+            stop = _CountingBudget(args.budget)
+            timer = training._TrainTimer()
+            result = training.train(model, p.train, p.valid, seed=args.seed,
+                                    callbacks=[timer, stop], **p.recipe.train)
+            n_batches = -(-len(p.train["labels"]) // p.recipe.train["batch_size"])
+            tokens = int(np.sum(p.train["labels"] != 0))
+            stats = dict(epochs=result.epochs_run, train_seconds=result.train_seconds,
+                         tokens_per_second=_throughput(tokens, timer, stop, n_batches),
+                         params=int(model.count_params()))
+            start = time.perf_counter()
+            hyps = inference.translate_texts(model, p.test_sources, src_vocab=p.src_vocab,
+                                             tgt_vocab=p.tgt_vocab, normalized=True,
+                                             detokenized=False, batch_size=128)
+        decode_seconds = time.perf_counter() - start
+        scores = metrics.evaluate_grouped(hyps, p.test_references, tokenize=bleu_tok)
+        row = dict(backend=backend, model=name, tokenizer=p.recipe.tokenizer,
+                   src_vocab=len(p.src_vocab), tgt_vocab=len(p.tgt_vocab),
+                   decode_seconds=decode_seconds, **stats, **scores,
+                   examples=[(s, h) for s, h in zip(p.test_sources[:3], hyps[:3])])
+        rows.append(row)
+        print(f"  {name}: BLEU {row['bleu_single']:.1f} (multi-ref {row['bleu_multi']:.1f}), "
+              f"{row['epochs']} epochs, {row['tokens_per_second'] or 0:,.0f} tok/s", flush=True)
+    return rows
+
+
+def format_table(rows) -> str:
+    head = ("backend", "model", "tokens", "params", "epochs", "train s", "tok/s",
+            "BLEU 1-ref", "BLEU multi-ref", "exact 1-ref", "exact any-ref")
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        lines.append("| " + " | ".join([
+            r["backend"], r["model"], f"{r['tokenizer']} {r['src_vocab']}/{r['tgt_vocab']}",
+            f"{r['params']:,}", str(r["epochs"]), f"{r['train_seconds']:.0f}",
+            f"{r['tokens_per_second'] or 0:,.0f}", f"{r['bleu_single']:.1f}",
+            f"{r['bleu_multi']:.1f}", f"{100 * r['exact_match_single']:.1f} %",
+            f"{100 * r['exact_match_multi']:.1f} %"]) + " |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    if args.backend:
+        if "keras" in sys.modules and os.environ.get("KERAS_BACKEND") != args.backend:
+            raise SystemExit("--backend must be chosen before keras is imported")
+        os.environ["KERAS_BACKEND"] = args.backend
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    sys.path.insert(0, str(ROOT))
+    rows = run(args)
+    print(format_table(rows))
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,379 @@
+"""Training recipes chosen from the data: batch size, learning rate, dropout, tokenizer...
+
+:func:`corpus_stats` measures a corpus (size, sentence lengths, vocabulary, whether a side
+is written without spaces) and :func:`recipe_for` turns those figures into the settings of
+one model: the arguments of :func:`kerasattn.training.train`, the model hyperparameters
+that depend on the data, the tokenizer and its size, and the longest training pair kept.
+
+The built-in corpus gets exactly :func:`kerasattn.training.recommended_training` (the
+settings its lessons are measured with). A real corpus gets settings that follow from its
+figures:
+
+- tokenizer: subword (SentencePiece) when a side is written without spaces (Japanese,
+  Chinese) or when most word types are rare (then a word vocabulary is mostly ``<unk>``
+  at test time); word level otherwise;
+- vocabulary: subword pieces per side grow with the training set (about one piece per 5
+  training pairs, from 1,000 to 8,000); word level keeps words seen twice once the corpus
+  is large enough for a word seen once to be noise; the longest training pairs (the top
+  1 % in tokens, never under 30 tokens) are left out;
+- batch size 64 (32 under 2,000 pairs, so a small corpus still gets many updates);
+- a constant learning rate: a real corpus trained for minutes never reaches the
+  inverse-square-root decay's useful range, and the warm-up only delays learning;
+- no random position shift: real test sentences are as long as the training ones;
+- dropout from the size: 0.3 under 5,000 pairs, 0.2 under 20,000, 0.1 above;
+- wider recurrent models (128 units) from 10,000 pairs up;
+- early stopping after 3 epochs without a better validation loss.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+
+import numpy as np
+
+__all__ = ["Recipe", "Prepared", "CorpusRun", "corpus_stats", "recipe_for", "prepare",
+           "train_on_corpus", "bleu_tokenize_for", "SPACELESS_SHARE"]
+
+#: A side is "written without spaces" when at least this share of its sentences of 8
+#: characters or more contain no space.
+SPACELESS_SHARE = 0.5
+_TRANSFORMER_DECODERS = ("transformer", "transformer_decoder_on_gru")
+_RECURRENT = ("seq2seq", "bahdanau", "bahdanau_multihead", "encoder_self_attention",
+              "decoder_self_attention", "transformer_decoder_on_gru")
+
+
+def _side_stats(texts: list[str]) -> dict:
+    words = [len(t.split()) for t in texts]
+    chars = [len(t) for t in texts]
+    counts = Counter(w for t in texts for w in t.split())
+    long_ = [t for t in texts if len(t) >= 8]
+    spaceless = (sum(" " not in t.strip() for t in long_) / len(long_)) if long_ else 0.0
+    return dict(
+        mean_words=float(np.mean(words)) if words else 0.0,
+        p99_words=int(np.percentile(words, 99)) if words else 0,
+        max_words=max(words, default=0),
+        mean_chars=float(np.mean(chars)) if chars else 0.0,
+        word_types=len(counts),
+        singleton_share=(sum(c == 1 for c in counts.values()) / len(counts)) if counts else 0.0,
+        spaceless_share=float(spaceless),
+        spaceless=bool(spaceless >= SPACELESS_SHARE))
+
+
+def corpus_is_builtin(corpus) -> bool:
+    """Whether ``corpus`` is the kit's generated corpus."""
+    return (getattr(corpus, "info", {}) or {}).get("source") == "builtin"
+
+
+def corpus_stats(corpus) -> dict:
+    """The figures a recipe is chosen from, measured on the training split.
+
+    Args:
+        corpus: a :class:`kerasattn.data.Corpus`.
+
+    Returns:
+        A dict: ``builtin`` (the kit's generated corpus), ``train_pairs``,
+        ``train_sources`` (distinct source sentences), and ``src`` / ``tgt`` dicts with
+        ``mean_words``, ``p99_words``, ``max_words``, ``mean_chars``, ``word_types``,
+        ``singleton_share`` (share of word types seen once), ``spaceless_share`` and
+        ``spaceless`` (the side is written without spaces).
+    """
+    train = list(getattr(corpus, "train", []) or [])
+    if not train:
+        raise ValueError(f"corpus must have a non-empty training split; received {corpus!r}")
+    return dict(builtin=corpus_is_builtin(corpus), train_pairs=len(train),
+                train_sources=len({s for s, _ in train}),
+                src=_side_stats([s for s, _ in train]),
+                tgt=_side_stats([t for _, t in train]))
+
+
+@dataclasses.dataclass
+class Recipe:
+    """Settings for one model on one corpus (see :func:`recipe_for`).
+
+    Attributes:
+        model: the model name.
+        train: keyword arguments of :func:`kerasattn.training.train`.
+        model_kwargs: hyperparameters of :func:`kerasattn.models.build_model` that depend
+            on the data (empty: the model's defaults).
+        tokenizer: ``"word"`` or ``"subword"``.
+        vocab: arguments of :func:`kerasattn.data.build_tokenizer` for each side
+            (``min_freq`` for words, ``vocab_size`` for subwords).
+        max_train_tokens: training pairs with a side longer than this many tokens of the
+            chosen tokenizer are left out of training (None: keep all). :func:`prepare`
+            sets it for a real corpus: the 99th percentile of the encoded lengths, at
+            least 30.
+        reasons: one line per choice, to print.
+    """
+
+    model: str
+    train: dict
+    model_kwargs: dict
+    tokenizer: str
+    vocab: dict
+    max_train_tokens: int | None
+    reasons: list
+
+    def describe(self) -> str:
+        """The recipe as readable lines."""
+        return "\n".join([f"recipe for {self.model}:"] + [f"  - {r}" for r in self.reasons])
+
+
+def recipe_for(model_name: str, stats: dict, backend: str | None = None,
+               tokenizer: str | None = None) -> Recipe:
+    """Choose the training settings of ``model_name`` from the figures of a corpus.
+
+    Args:
+        model_name: one of the seven model names.
+        stats: from :func:`corpus_stats`.
+        backend: ``"tensorflow"``, ``"jax"`` or ``"torch"`` (default: the current one).
+        tokenizer: ``"word"`` or ``"subword"`` to override the choice, or None.
+
+    Returns:
+        A :class:`Recipe`. For the built-in corpus ``recipe.train`` is
+        ``recommended_training(model_name, backend)`` unchanged, with the word tokenizer.
+    """
+    from kerasattn import training
+
+    base = training.recommended_training(model_name, backend)       # validates the name
+    if tokenizer not in (None, "word", "subword"):
+        raise ValueError(f"tokenizer must be 'word', 'subword' or None; received "
+                         f"{tokenizer!r}")
+    if not isinstance(stats, dict) or not {"builtin", "train_pairs", "src", "tgt"} <= set(stats):
+        raise ValueError("stats must be the dict of kerasattn.recipes.corpus_stats(corpus); "
+                         f"received {type(stats).__name__}")
+    if stats["builtin"]:
+        kind = tokenizer or "word"
+        return Recipe(model=model_name, train=base, model_kwargs={}, tokenizer=kind,
+                      vocab=dict(min_freq=1) if kind == "word" else dict(vocab_size=1000),
+                      max_train_tokens=None,
+                      reasons=["built-in corpus: the lessons' measured settings "
+                               f"({', '.join(f'{k}={v}' for k, v in base.items())}), "
+                               f"{kind} tokens"])
+    n = int(stats["train_pairs"])
+    src, tgt = stats["src"], stats["tgt"]
+    reasons = []
+    # tokenizer
+    rare = max(src["singleton_share"], tgt["singleton_share"])
+    if tokenizer is not None:
+        kind = tokenizer
+        reasons.append(f"{kind} tokens (as asked)")
+    elif src["spaceless"] or tgt["spaceless"]:
+        kind = "subword"
+        side = "source" if src["spaceless"] else "target"
+        reasons.append(f"subword tokens: the {side} side is written without spaces "
+                       f"({100 * max(src['spaceless_share'], tgt['spaceless_share']):.0f} % "
+                       "of its sentences have none)")
+    elif rare > 0.5:
+        kind = "subword"
+        reasons.append(f"subword tokens: {100 * rare:.0f} % of the word types are seen once")
+    else:
+        kind = "word"
+        reasons.append(f"word tokens: {100 * rare:.0f} % of the word types are seen once")
+    if kind == "subword":
+        size = int(min(8000, max(1000, round(n / 5, -2))))
+        vocab = dict(vocab_size=size)
+        reasons.append(f"{size} subword pieces per side at most ({n:,} training pairs)")
+    else:
+        min_freq = 2 if n >= 5000 else 1
+        vocab = dict(min_freq=min_freq)
+        reasons.append(f"words seen at least {min_freq}x ({n:,} training pairs)")
+    # the length cap needs the tokenizers: prepare() sets it from the encoded lengths
+    max_train_tokens = None
+    # batching and optimisation
+    batch_size = 32 if n < 2000 else 64
+    learning_rate = 1e-3 if model_name in _TRANSFORMER_DECODERS else 2e-3
+    dropout = 0.3 if n < 5000 else (0.2 if n < 20000 else 0.1)
+    train = dict(bucket=base["bucket"], batch_size=batch_size, learning_rate=learning_rate,
+                 warmup_steps=None, label_smoothing=0.1, early_stopping_patience=3,
+                 epochs=30)
+    reasons.append(f"batches of {batch_size}, constant learning rate {learning_rate:g} "
+                   "(AdamW, no warm-up), label smoothing 0.1, early stopping after 3 epochs "
+                   "without progress")
+    model_kwargs = dict(dropout=dropout)
+    reasons.append(f"dropout {dropout} ({n:,} training pairs)")
+    if model_name in ("transformer", "transformer_decoder_on_gru"):
+        model_kwargs["max_position_shift"] = 0
+        model_kwargs["max_length"] = 256
+        reasons.append("no random position shift (real test sentences are as long as the "
+                       "training ones)")
+    if model_name in _RECURRENT and n >= 10000:
+        model_kwargs.update(_wide_recurrent(model_name))
+        reasons.append("recurrent layers 128 wide (10,000 training pairs or more)")
+    return Recipe(model=model_name, train=train, model_kwargs=model_kwargs, tokenizer=kind,
+                  vocab=vocab, max_train_tokens=max_train_tokens, reasons=reasons)
+
+
+def _wide_recurrent(model_name: str) -> dict:
+    import dataclasses as dc
+
+    from kerasattn.models import registry
+
+    fields = {f.name for f in dc.fields(registry.get_config_class(model_name))}
+    return {k: 128 for k in ("embed_dim", "units", "attention_units", "encoder_units",
+                             "decoder_units") if k in fields}
+
+
+@dataclasses.dataclass
+class Prepared:
+    """A corpus made ready for one model by its recipe (see :func:`prepare`).
+
+    Attributes:
+        recipe: the :class:`Recipe`.
+        src_vocab, tgt_vocab: tokenizers trained on the training split only.
+        train, valid: arrays of :func:`kerasattn.data.make_arrays`.
+        test_sources: distinct test source sentences (normalised).
+        test_references: for each test source, all of its references.
+        dropped: training pairs left out as longer than ``recipe.max_train_tokens``.
+    """
+
+    recipe: Recipe
+    src_vocab: object
+    tgt_vocab: object
+    train: dict
+    valid: dict
+    test_sources: list
+    test_references: list
+    dropped: int = 0
+
+
+def prepare(corpus, model_name: str, backend: str | None = None,
+            tokenizer: str | None = None) -> Prepared:
+    """Choose the recipe of ``model_name`` for ``corpus``, build its tokenizers and arrays.
+
+    The tokenizers see the training split only; the test split is grouped by source
+    sentence (:func:`kerasattn.metrics.group_references`) for single- and multi-reference
+    BLEU.
+
+    Args:
+        corpus: a :class:`kerasattn.data.Corpus`.
+        model_name: one of the seven model names.
+        backend: see :func:`recipe_for`.
+        tokenizer: ``"word"``, ``"subword"`` or None (the recipe chooses).
+
+    Returns:
+        A :class:`Prepared`.
+    """
+    from kerasattn.data import build_tokenizer, make_arrays
+    from kerasattn.metrics import group_references
+
+    recipe = recipe_for(model_name, corpus_stats(corpus), backend, tokenizer)
+    src_vocab = build_tokenizer(recipe.tokenizer, [s for s, _ in corpus.train], **recipe.vocab)
+    tgt_vocab = build_tokenizer(recipe.tokenizer, [t for _, t in corpus.train], **recipe.vocab)
+    train_pairs, dropped = list(corpus.train), 0
+    if not corpus_is_builtin(corpus):
+        lengths = [max(len(src_vocab.encode(s)), len(tgt_vocab.encode(t)) + 1)
+                   for s, t in train_pairs]
+        cap = max(30, int(np.ceil(np.percentile(lengths, 99))))
+        train_pairs = [p for p, n in zip(train_pairs, lengths) if n <= cap]
+        dropped = len(lengths) - len(train_pairs)
+        recipe.max_train_tokens = cap
+        recipe.reasons.append(f"training pairs longer than {cap} tokens left out ({dropped:,} "
+                              f"of {len(lengths):,})")
+        if "max_length" in recipe.model_kwargs:
+            recipe.model_kwargs["max_length"] = max(256, 2 * cap)
+    valid_pairs = list(corpus.valid) or list(corpus.train[:1])
+    sources, references = group_references(corpus.test)
+    return Prepared(recipe=recipe, src_vocab=src_vocab, tgt_vocab=tgt_vocab,
+                    train=make_arrays(train_pairs, src_vocab, tgt_vocab),
+                    valid=make_arrays(valid_pairs, src_vocab, tgt_vocab),
+                    test_sources=sources, test_references=references, dropped=dropped)
+
+
+#: sacrebleu tokenizers for targets written without spaces (manythings.org codes).
+BLEU_TOKENIZE = {"jpn": "char", "cmn": "zh", "yue": "zh", "wuu": "zh", "tha": "char",
+                 "khm": "char", "lao": "char", "mya": "char"}
+
+
+def bleu_tokenize_for(lang: str | None) -> str:
+    """The sacrebleu tokenizer for a target language code (``"13a"`` for most)."""
+    return BLEU_TOKENIZE.get(str(lang or "").lower(), "13a")
+
+
+@dataclasses.dataclass
+class CorpusRun:
+    """What :func:`train_on_corpus` returns.
+
+    Attributes:
+        translator: the trained model with its tokenizers
+            (:class:`kerasattn.checkpointing.Translator`).
+        prepared: the :class:`Prepared` data (recipe, tokenizers, arrays, test groups).
+        result: the :class:`kerasattn.training.TrainResult`.
+        scores: :func:`kerasattn.metrics.evaluate_grouped` on the test split, plus
+            ``bleu_tokenize``.
+        hypotheses: one translation (normalised tokens) per distinct test source.
+    """
+
+    translator: object
+    prepared: Prepared
+    result: object
+    scores: dict
+    hypotheses: list
+
+
+def train_on_corpus(model_name: str, corpus, *, budget_seconds: float | None = None,
+                    tokenizer: str | None = None, seed: int = 0, out=None,
+                    model_kwargs: dict | None = None, beam: int = 1, verbose: int = 0,
+                    max_test: int | None = None, **train_kwargs) -> CorpusRun:
+    """Prepare ``corpus`` for ``model_name`` by its recipe, train, score, and save.
+
+    Args:
+        model_name: one of the seven model names.
+        corpus: a :class:`kerasattn.data.Corpus` (built-in or loaded).
+        budget_seconds: wall-clock training budget (None: the recipe's epochs and early
+            stopping decide).
+        tokenizer: ``"word"``, ``"subword"`` or None (the recipe chooses).
+        seed: seed of weights, dropout and batch order.
+        out: a directory to save the translator to (:func:`kerasattn.checkpointing.
+            save_translator`), or None.
+        model_kwargs: hyperparameters overriding the model's defaults and the recipe's.
+        beam: 1 for greedy test decoding, k > 1 for beam search.
+        verbose: passed to ``model.fit``.
+        max_test: score only this many distinct test sources, spread evenly over the split
+            (None: all).
+        **train_kwargs: arguments of :func:`kerasattn.training.train` overriding the
+            recipe's (``epochs``, ``batch_size``...).
+
+    Returns:
+        A :class:`CorpusRun`; ``scores`` has single- and multi-reference BLEU.
+    """
+    import keras
+
+    from kerasattn import inference, metrics, training
+    from kerasattn.checkpointing import Translator, save_translator
+    from kerasattn.models import build_model
+
+    prepared = prepare(corpus, model_name, tokenizer=tokenizer)
+    if max_test is not None and max_test < len(prepared.test_sources):
+        keep = np.linspace(0, len(prepared.test_sources) - 1, max_test).round().astype(int)
+        prepared.test_sources = [prepared.test_sources[i] for i in keep]
+        prepared.test_references = [prepared.test_references[i] for i in keep]
+    recipe = prepared.recipe
+    keras.utils.set_random_seed(seed)
+    hparams = {**recipe.model_kwargs, **(model_kwargs or {})}
+    model = build_model(model_name, len(prepared.src_vocab), len(prepared.tgt_vocab),
+                        **hparams)
+    kwargs = {**recipe.train, **train_kwargs}
+    if budget_seconds is not None:
+        kwargs["callbacks"] = list(kwargs.get("callbacks") or []) + [
+            training.TimeBudget(budget_seconds)]
+    result = training.train(model, prepared.train, prepared.valid, seed=seed, verbose=verbose,
+                            **kwargs)
+    info = getattr(corpus, "info", {}) or {}
+    meta = dict(model=model_name, src_lang=info.get("src_lang", "en"),
+                tgt_lang=info.get("tgt_lang", "fr"), tokenizer=recipe.tokenizer,
+                recipe=recipe.reasons, hparams=hparams, source=str(info.get("source", "")))
+    translator = Translator(name=model_name, model=model, src_vocab=prepared.src_vocab,
+                            tgt_vocab=prepared.tgt_vocab, meta=meta)
+    hyps = inference.translate_texts(translator, prepared.test_sources, beam=beam,
+                                     normalized=True, detokenized=False)
+    bleu_tok = bleu_tokenize_for(meta["tgt_lang"])
+    scores = dict(metrics.evaluate_grouped(hyps, prepared.test_references, tokenize=bleu_tok),
+                  bleu_tokenize=bleu_tok)
+    translator.meta.update(scores=scores, epochs=result.epochs_run,
+                           train_seconds=result.train_seconds,
+                           tokens_per_second=result.tokens_per_second)
+    if out is not None:
+        save_translator(out, model, prepared.src_vocab, prepared.tgt_vocab, translator.meta)
+        translator.path = str(out)
+    return CorpusRun(translator=translator, prepared=prepared, result=result, scores=scores,
+                     hypotheses=hyps)

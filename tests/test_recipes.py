@@ -1,0 +1,97 @@
+"""Recipes chosen from the data: the built-in corpus keeps the lessons' settings exactly;
+a real corpus gets settings that follow from its figures (tokenizer, vocabulary, batch,
+learning rate, dropout, position shift, length cap)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kerasattn import recipes, training
+from kerasattn.data import (Corpus, SubwordTokenizer, Vocabulary, builtin_corpus,
+                            load_tatoeba)
+from kerasattn.models import MODEL_NAMES
+
+EXCERPT = Path(__file__).parent / "data" / "jpn-eng-excerpt.txt"
+
+
+@pytest.fixture(scope="module")
+def builtin_stats():
+    return recipes.corpus_stats(builtin_corpus())
+
+
+@pytest.fixture(scope="module")
+def japanese():
+    return load_tatoeba(EXCERPT, max_length=None, reverse=True, test_fraction=0.1)
+
+
+@pytest.mark.parametrize("backend", ["tensorflow", "jax", "torch"])
+def test_builtin_corpus_gets_exactly_the_lesson_settings(builtin_stats, backend):
+    assert builtin_stats["builtin"] and not builtin_stats["src"]["spaceless"]
+    for name in MODEL_NAMES:
+        recipe = recipes.recipe_for(name, builtin_stats, backend)
+        assert recipe.train == training.recommended_training(name, backend)
+        assert recipe.model_kwargs == {} and recipe.tokenizer == "word"
+        assert recipe.vocab == {"min_freq": 1} and recipe.max_train_tokens is None
+
+
+def test_builtin_prepare_keeps_every_pair_and_word_vocabularies():
+    corpus = builtin_corpus()
+    prepared = recipes.prepare(corpus, "bahdanau")
+    assert isinstance(prepared.src_vocab, Vocabulary) and prepared.dropped == 0
+    assert len(prepared.train["labels"]) == len(corpus.train)
+    assert prepared.src_vocab == Vocabulary.build([s for s, _ in corpus.train])
+
+
+def test_japanese_gets_subwords_and_real_data_settings(japanese):
+    stats = recipes.corpus_stats(japanese)
+    assert stats["src"]["spaceless"] and not stats["tgt"]["spaceless"]
+    recipe = recipes.recipe_for("transformer", stats, "jax")
+    assert recipe.tokenizer == "subword" and recipe.vocab == {"vocab_size": 1000}
+    assert recipe.model_kwargs["max_position_shift"] == 0
+    assert recipe.train["warmup_steps"] is None and recipe.train["batch_size"] == 32
+    assert recipe.train["bucket"] is False                       # JAX: one shape
+    assert recipe.model_kwargs["dropout"] == 0.3                 # a few hundred pairs
+    assert "written without spaces" in recipe.describe()
+    gru = recipes.recipe_for("bahdanau", stats, "torch")
+    assert gru.train["bucket"] is True and "max_position_shift" not in gru.model_kwargs
+    forced = recipes.recipe_for("transformer", stats, tokenizer="word")
+    assert forced.tokenizer == "word" and forced.vocab == {"min_freq": 1}
+
+
+def test_settings_follow_the_size_of_the_data():
+    def stats(n, singletons=0.2):
+        side = dict(mean_words=7.0, p99_words=20, max_words=40, mean_chars=35.0,
+                    word_types=5000, singleton_share=singletons, spaceless_share=0.0,
+                    spaceless=False)
+        return dict(builtin=False, train_pairs=n, train_sources=n, src=side, tgt=dict(side))
+
+    small, mid, large = (recipes.recipe_for("bahdanau", stats(n)) for n in (1500, 8000, 40000))
+    assert [r.model_kwargs["dropout"] for r in (small, mid, large)] == [0.3, 0.2, 0.1]
+    assert [r.train["batch_size"] for r in (small, mid, large)] == [32, 64, 64]
+    assert small.vocab == {"min_freq": 1} and large.vocab == {"min_freq": 2}
+    assert "units" not in mid.model_kwargs and large.model_kwargs["units"] == 128
+    rare = recipes.recipe_for("transformer", stats(40000, singletons=0.6))
+    assert rare.tokenizer == "subword" and rare.vocab == {"vocab_size": 8000}
+
+
+def test_prepare_trains_tokenizers_on_train_only_and_groups_the_test(japanese):
+    prepared = recipes.prepare(japanese, "transformer")
+    assert isinstance(prepared.src_vocab, SubwordTokenizer)
+    train_sources = {s for s, _ in japanese.train}
+    assert not train_sources & set(prepared.test_sources)
+    assert sum(len(r) for r in prepared.test_references) == len(japanese.test)
+    cap = prepared.recipe.max_train_tokens
+    assert cap >= 30 and prepared.train["encoder_inputs"].shape[1] <= cap
+    assert len(prepared.train["labels"]) == len(japanese.train) - prepared.dropped
+
+
+def test_bad_arguments(builtin_stats):
+    with pytest.raises(ValueError, match="name.*must be one of.*received 'gpt'"):
+        recipes.recipe_for("gpt", builtin_stats)
+    with pytest.raises(ValueError, match="tokenizer must be 'word', 'subword' or None"):
+        recipes.recipe_for("transformer", builtin_stats, tokenizer="bpe")
+    with pytest.raises(ValueError, match="stats must be the dict of kerasattn.recipes"):
+        recipes.recipe_for("transformer", {"train_pairs": 3})
+    with pytest.raises(ValueError, match="non-empty training split"):
+        recipes.corpus_stats(Corpus(train=[], valid=[], test=[]))
