@@ -1,10 +1,11 @@
-"""Exercise 15 (debugging): the decoder that says "the the the".
+"""Exercise 17 (debugging): a training loss too good to be true (a look-ahead leak).
 
-A student's Transformer decoder reaches a very low training loss in a few epochs, yet at
-inference it generates "the the the the ..." for every sentence (the seed's "mode
-collapse"). Two places in their code let the decoder *see the word it must predict*
-during training, so it learns to copy instead of to predict; at inference that word is not
-there and it copies itself forever.
+A student's Transformer decoder reaches a very low training loss within a few epochs, yet
+at inference it generates the same word over and over ("the the the ...") for every
+sentence. Two places in their code let the decoder *see the word it must predict* during
+training, so it learns to copy instead of to predict; at inference that word is not there
+and the decoder has learnt nothing it can use. (Exercise 15 is the opposite case: the same
+"the the the" output with a loss that stays high.)
 
 Part A: ``make_teacher_forcing_arrays`` builds the decoder inputs and labels. With teacher
 forcing the decoder reads the target shifted right by one, and predicts the target:
@@ -35,8 +36,9 @@ Hints:
       at the last position; the logits at earlier positions must not move.
 
 You may use kit layers taught earlier (``MultiHeadCross``, ``AddNorm``,
-``PositionalEncoding``). Use ``keras.ops`` only.
-Self-check: ``kerasattn grade exercises/15_debug_the_the_the.py --backend all``.
+``PositionalEncoding``). You may not use the kit's data pipeline (``kerasattn.data``), its
+models, its training code or its ``TransformerDecoderBlock``. Use ``keras.ops`` only.
+Self-check: ``kerasattn grade exercises/17_debug_look_ahead_leak.py --backend all``.
 """
 import keras
 from keras import ops
@@ -57,15 +59,14 @@ def make_teacher_forcing_arrays(targets, bos_id=2, eos_id=3):
     """
     targets = ops.convert_to_tensor(targets, "int32")
     # BEGIN YOUR CODE
-    raise NotImplementedError(
-        "make_teacher_forcing_arrays: this code has a bug; fix it, then delete this line")
     n, length = targets.shape
     pad = ops.zeros((n, 1), "int32")
+    bos = ops.full((n, 1), bos_id, "int32")
     lengths = ops.sum(ops.cast(ops.not_equal(targets, 0), "int32"), axis=1)  # (N,)
     positions = ops.arange(length + 1, dtype="int32")[None, :]  # (1, T)
     labels = ops.where(ops.equal(positions, lengths[:, None]), eos_id,
                        ops.concatenate([targets, pad], axis=1))  # y <eos>
-    decoder_inputs = labels
+    decoder_inputs = ops.concatenate([bos, targets], axis=1)  # <bos> y: shifted right
     return decoder_inputs, labels
     # END YOUR CODE
 
@@ -108,9 +109,8 @@ class TinyDecoder(keras.layers.Layer):
         padding = ops.not_equal(decoder_inputs, 0)  # (N, T)
         x = self.positions(self.embedding(decoder_inputs))  # (N, T, d_model)
         # BEGIN YOUR CODE
-        raise NotImplementedError(
-            "TinyDecoder.call: this code has a bug; fix it, then delete this line")
-        a = self.self_attention(x, x, query_mask=padding, value_mask=padding)  # (N, T, d_model)
+        a = self.self_attention(x, x, query_mask=padding, value_mask=padding,
+                                use_causal_mask=True)  # (N, T, d_model): j <= t only
         # END YOUR CODE
         y = self.add_norm(x, a)  # (N, T, d_model)
         return self.output_layer(y)  # (N, T, V)

@@ -1,4 +1,4 @@
-"""Checks for exercise 15 (debugging): the decoder that collapses to "the the the".
+"""Checks for exercise 17 (debugging): a look-ahead leak (low loss, "the the the").
 
 Part A: teacher-forcing arrays (decoder input not shifted). Part B: the decoder's
 self-attention without the causal mask.
@@ -80,8 +80,8 @@ def _logits_shape(outputs, inputs):
 
 
 SPEC = Spec(
-    exercise="15_debug_the_the_the",
-    title="Debugging: the decoder that says 'the the the'",
+    exercise="17_debug_look_ahead_leak",
+    title="Debugging: a look-ahead leak (loss too good to be true)",
     forbidden=["kerasattn.data", "kerasattn.models", "kerasattn.training",
                "kerasattn.layers.decoder_block", "kerasattn.layers.TransformerDecoderBlock"],
     cases=[Case("arrays", build_arrays, run_arrays, expected_arrays),
