@@ -23,7 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # (stem, old, new, name of the known mistake the grader must report)
 MUTATIONS = [
-    ("16_lab_bahdanau_model", "memory_mask=source_mask)", "memory_mask=None)",
+    ("16_lab_bahdanau_model", "memory_mask=source_mask)  # (B, 2u), (B, S)",
+     "memory_mask=None)  # (B, 2u), (B, S)",
      "source mask ignored"),
     ("16_lab_bahdanau_model", "h_enc, _, h_bwd = self.encoder(", "h_enc, h_bwd, _ = self.encoder(",
      "s_0 from the forward GRU's final state"),

@@ -5,8 +5,8 @@ self-attention without the causal mask.
 """
 import numpy as np
 
-from kerasattn.grader.spec import Case, Compare, GradientCheck, Property, Spec, Variant
 from kerasattn.grader import properties as P
+from kerasattn.grader.spec import Case, Compare, GradientCheck, Property, Spec, Variant
 
 BOS, EOS, V = 2, 3, 13
 
