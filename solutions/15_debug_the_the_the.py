@@ -50,8 +50,8 @@ Hints:
       ``ratio = 0`` exactly its own argmax. A token uses the reference when its draw is
       below the ratio.
 
-You may use Keras's initializers. You may not use the kit's models, training or decoding
-code, or its attention layers. Use ``keras.ops`` only (and ``math`` for scalars).
+You may use Keras's initializers. You may not use the kit's layers (``kerasattn.layers``),
+models, training or decoding code. Use ``keras.ops`` only (and ``math`` for scalars).
 Self-check: ``kerasattn grade exercises/15_debug_the_the_the.py --backend all``.
 """
 import math
