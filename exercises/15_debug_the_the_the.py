@@ -1,116 +1,136 @@
-"""Exercise 15 (debugging): the decoder that says "the the the".
+"""Exercise 15 (debugging): the decoder that says "the the the" while the loss stays high.
 
-A student's Transformer decoder reaches a very low training loss in a few epochs, yet at
-inference it generates "the the the the ..." for every sentence (the seed's "mode
-collapse"). Two places in their code let the decoder *see the word it must predict*
-during training, so it learns to copy instead of to predict; at inference that word is not
-there and it copies itself forever.
+A student's attention translator (a recurrent decoder with dot-product attention over the
+encoder states, trained with scheduled sampling) does not learn: the loss stops falling
+far above where it should, and every sentence comes out as the most frequent word,
+"the the the ...". The course notes trace this symptom to two places:
 
-Part A: ``make_teacher_forcing_arrays`` builds the decoder inputs and labels. With teacher
-forcing the decoder reads the target shifted right by one, and predicts the target:
+    Fix 1, initialise properly: Xavier (Glorot) initialisation, and scale the attention
+           scores, e_tj = s_{t-1} . h_j / sqrt(d);
+    Fix 2, teacher forcing: start at 100% and reduce it gradually (scheduled sampling,
+           Bengio et al. 2015).
 
-    target           :        y1  y2  y3
-    decoder_inputs   : <bos>  y1  y2  y3        (= <bos> followed by y)
-    labels           :  y1    y2  y3 <eos>      (= y followed by <eos>)
+Scheduled sampling: at every training step i the decoder reads the reference token
+y_{t-1} with probability eps_i (the teacher-forcing ratio) and its own greedy prediction
+otherwise, one coin flip per token. Bengio et al. (2015) decay eps_i over training:
 
-so that at position t the input is y_{t-1} and the label is y_t.
+    linear           eps_i = max(eps_min, 1 - (1 - eps_min) i / decay_steps)
+    inverse sigmoid  eps_i = k / (k + exp(i / k))                 (k >= 1)
 
-Part B: ``TinyDecoder.call`` runs a one-layer decoder (embedding, positions, self-attention,
-AddNorm, output layer). Its self-attention must be causal: position t may only attend to
-positions <= t, or it reads y_{t} from position t+1 of the shifted input.
+Four functions below are the student's code, and each has a bug:
 
-Shapes (symbols): ``N`` sentences, ``L`` longest target, ``T = L + 1``, ``V`` vocabulary.
+    make_initializer       the initializer of every weight matrix and embedding
+    attention_scores       the dot-product score of s_{t-1} against every h_j
+    teacher_forcing_ratio  eps_i for a training step i
+    next_decoder_inputs    scheduled sampling: the decoder's next input tokens
 
-    targets          : (N, L) int, right-padded with 0, no <bos>/<eos>
-    decoder_inputs   : (N, T) int      labels : (N, T) int     (padding 0 after the end)
-    TinyDecoder(decoder_inputs (N, T)) -> logits (N, T, V)
+Shapes (symbols): ``B`` batch, ``S`` source length, ``d`` state size, ``V`` vocabulary.
 
-What to do: in both marked regions delete the ``raise`` line, find the bug and fix it.
+    attention_scores(s_prev (B, d), h_enc (B, S, d)) -> e (B, S)
+    next_decoder_inputs(teacher_tokens (B,) int, logits (B, V), ratio scalar,
+                        draws (B,) uniform in [0, 1)) -> tokens (B,) int32
+
+What to do: in every marked region delete the ``raise`` line, find the bug and fix it.
+
+The grader checks each fix on its own (the statistics of the initial weights, the scale
+of the scores, the schedule's values, the choice of tokens) and then trains a tiny
+attention translator built from your four functions (60 Adam steps on 36 sentences such
+as "the c the e <eos>"): the loss must fall below 0.05 and the greedy translations must be
+right (at least 97% of the tokens), not one repeated token. With the four bugs left in,
+the same run stays above that loss.
 
 Hints:
-    * Part A: write both arrays out by hand for the target ``[7, 8, 0]`` (bos=2, eos=3):
-      decoder_inputs ``[2, 7, 8, 0]``, labels ``[7, 8, 3, 0]``. Compare with what the code
-      returns. The <eos> goes right after the last real token of each row.
-    * Part B: ``MultiHeadCross`` takes ``use_causal_mask=True``. A test: change the token
-      at the last position; the logits at earlier positions must not move.
+    * Glorot's initializer draws each weight with variance 2 / (fan_in + fan_out);
+      ``keras.initializers.GlorotUniform(seed=seed)``. A standard normal has variance 1
+      whatever the layer's size: with 64 inputs a unit's pre-activation has a standard
+      deviation of about 8, and tanh and the softmax saturate.
+    * For random unit-variance s and h, ``s . h`` has variance d: divide by sqrt(d).
+    * At step 0 the ratio must be 1 (pure teacher forcing), and it must never increase.
+    * With ``ratio = 1`` the decoder must read exactly the reference tokens; with
+      ``ratio = 0`` exactly its own argmax. A token uses the reference when its draw is
+      below the ratio.
 
-You may use kit layers taught earlier (``MultiHeadCross``, ``AddNorm``,
-``PositionalEncoding``). Use ``keras.ops`` only.
+You may use Keras's initializers. You may not use the kit's layers (``kerasattn.layers``),
+models, training or decoding code. Use ``keras.ops`` only (and ``math`` for scalars).
 Self-check: ``kerasattn grade exercises/15_debug_the_the_the.py --backend all``.
 """
+import math
+
 import keras
 from keras import ops
 
-from kerasattn.layers import AddNorm, MultiHeadCross, PositionalEncoding
 
-
-def make_teacher_forcing_arrays(targets, bos_id=2, eos_id=3):
-    """Decoder inputs ``<bos> y`` and labels ``y <eos>`` from padded targets.
+def make_initializer(seed=None):
+    """The initializer of every weight matrix and embedding of the translator.
 
     Args:
-        targets: `(N, L)` int token ids, right-padded with 0.
-        bos_id: id of `<bos>`.
-        eos_id: id of `<eos>`.
+        seed: int seed, or None.
 
     Returns:
-        `(decoder_inputs, labels)`, both `(N, L + 1)` int32.
+        A Keras initializer: ``make_initializer(seed)(shape, dtype)`` gives the weights.
     """
-    targets = ops.convert_to_tensor(targets, "int32")
     # BEGIN YOUR CODE
     raise NotImplementedError(
-        "make_teacher_forcing_arrays: this code has a bug; fix it, then delete this line")
-    n, length = targets.shape
-    pad = ops.zeros((n, 1), "int32")
-    lengths = ops.sum(ops.cast(ops.not_equal(targets, 0), "int32"), axis=1)  # (N,)
-    positions = ops.arange(length + 1, dtype="int32")[None, :]  # (1, T)
-    labels = ops.where(ops.equal(positions, lengths[:, None]), eos_id,
-                       ops.concatenate([targets, pad], axis=1))  # y <eos>
-    decoder_inputs = labels
-    return decoder_inputs, labels
+        "make_initializer: this code has a bug; fix it, then delete this line")
+    return keras.initializers.RandomNormal(stddev=1.0, seed=seed)
     # END YOUR CODE
 
 
-class TinyDecoder(keras.layers.Layer):
-    """One-layer decoder-only language model over the target (no encoder).
+def attention_scores(s_prev, h_enc):
+    """Scaled dot-product scores of the previous decoder state against every h_j.
 
     Args:
-        vocab_size: `V`.
-        d_model: model width.
-        num_heads: attention heads.
-
-    Call arguments:
-        decoder_inputs: `(N, T)` int token ids (0 = pad).
+        s_prev: `(B, d)` the decoder state s_{t-1}.
+        h_enc: `(B, S, d)` the encoder states h_j.
 
     Returns:
-        Logits `(N, T, V)`.
+        Scores `e` `(B, S)`, ``e_j = s_prev . h_j / sqrt(d)``.
     """
+    # BEGIN YOUR CODE
+    raise NotImplementedError(
+        "attention_scores: this code has a bug; fix it, then delete this line")
+    e = ops.einsum("bd,bsd->bs", s_prev, h_enc)  # s . h_j: (B, S)
+    return e
+    # END YOUR CODE
 
-    def __init__(self, vocab_size, d_model=8, num_heads=2, **kwargs):
-        super().__init__(**kwargs)
-        self.embedding = keras.layers.Embedding(vocab_size, d_model, name="embedding")
-        self.positions = PositionalEncoding(name="positions")
-        self.self_attention = MultiHeadCross(num_heads, d_model, name="self_attention")
-        self.add_norm = AddNorm(name="add_norm")
-        self.output_layer = keras.layers.Dense(vocab_size, name="output_layer")
-        self.d_model = int(d_model)
 
-    def build(self, decoder_inputs_shape):
-        # Build every sublayer eagerly, on concrete shapes.
-        features = tuple(decoder_inputs_shape) + (self.d_model,)  # (N, T, d_model)
-        self.embedding.build(decoder_inputs_shape)
-        self.positions.build(features)
-        self.self_attention.build(features, features)
-        self.add_norm.build(features, features)
-        self.output_layer.build(features)
-        self.built = True
+def teacher_forcing_ratio(step, decay_steps, schedule="linear", min_ratio=0.0, k=10.0):
+    """The teacher-forcing ratio eps_i at training step ``step`` (Bengio et al. 2015).
 
-    def call(self, decoder_inputs):
-        padding = ops.not_equal(decoder_inputs, 0)  # (N, T)
-        x = self.positions(self.embedding(decoder_inputs))  # (N, T, d_model)
-        # BEGIN YOUR CODE
-        raise NotImplementedError(
-            "TinyDecoder.call: this code has a bug; fix it, then delete this line")
-        a = self.self_attention(x, x, query_mask=padding, value_mask=padding)  # (N, T, d_model)
-        # END YOUR CODE
-        y = self.add_norm(x, a)  # (N, T, d_model)
-        return self.output_layer(y)  # (N, T, V)
+    Args:
+        step: training step i (0, 1, ...).
+        decay_steps: steps of the linear decay from 1 to ``min_ratio``.
+        schedule: "linear" or "inverse_sigmoid".
+        min_ratio: the floor eps_min of the linear schedule.
+        k: the inverse-sigmoid constant (k >= 1; larger k decays later).
+
+    Returns:
+        eps_i, a float in [0, 1].
+    """
+    # BEGIN YOUR CODE
+    raise NotImplementedError(
+        "teacher_forcing_ratio: this code has a bug; fix it, then delete this line")
+    if schedule == "linear":
+        return min(1.0, min_ratio + (1.0 - min_ratio) * step / decay_steps)
+    return math.exp(step / k) / (k + math.exp(step / k))
+    # END YOUR CODE
+
+
+def next_decoder_inputs(teacher_tokens, logits, ratio, draws):
+    """Scheduled sampling: the reference token with probability ``ratio``, else the model's.
+
+    Args:
+        teacher_tokens: `(B,)` int, the reference tokens y_{t-1}.
+        logits: `(B, V)`, the decoder's output at the previous step.
+        ratio: the teacher-forcing ratio eps_i (scalar).
+        draws: `(B,)` floats uniform in [0, 1), one coin flip per token.
+
+    Returns:
+        `(B,)` int32 tokens: ``teacher_tokens`` where ``draws < ratio``, else the argmax.
+    """
+    # BEGIN YOUR CODE
+    raise NotImplementedError(
+        "next_decoder_inputs: this code has a bug; fix it, then delete this line")
+    predicted = ops.cast(ops.argmax(logits, axis=-1), "int32")  # greedy: (B,)
+    return predicted
+    # END YOUR CODE

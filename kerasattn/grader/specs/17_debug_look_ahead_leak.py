@@ -1,0 +1,110 @@
+"""Checks for exercise 17 (debugging): a look-ahead leak (low loss, "the the the").
+
+Part A: teacher-forcing arrays (decoder input not shifted). Part B: the decoder's
+self-attention without the causal mask.
+"""
+import numpy as np
+
+from kerasattn.grader import properties as P
+from kerasattn.grader.spec import Case, Compare, GradientCheck, Property, Spec, Variant
+
+BOS, EOS, V = 2, 3, 13
+
+# Part A by hand: bos=2, eos=3; rows [7 8 . .], [5 6 9 4], [11 . . .]
+TARGETS = np.array([[7, 8, 0, 0], [5, 6, 9, 4], [11, 0, 0, 0]])
+DECODER_INPUTS = np.array([[2, 7, 8, 0, 0], [2, 5, 6, 9, 4], [2, 11, 0, 0, 0]])  # <bos> y
+LABELS = np.array([[7, 8, 3, 0, 0], [5, 6, 9, 4, 3], [11, 3, 0, 0, 0]])  # y <eos>
+
+
+def build_arrays(rng):
+    return {"targets": TARGETS}
+
+
+def run_arrays(student, inputs):
+    import keras
+
+    targets = keras.ops.convert_to_tensor(inputs["targets"], dtype="int32")
+    decoder_inputs, labels = student.make_teacher_forcing_arrays(targets, bos_id=BOS,
+                                                                 eos_id=EOS)
+    return {"decoder_inputs": decoder_inputs, "labels": labels}
+
+
+def expected_arrays(inputs):
+    return {"decoder_inputs": DECODER_INPUTS, "labels": LABELS}
+
+
+def _labels_as_inputs(inputs):
+    return LABELS  # decoder_inputs == labels: the decoder reads the word it must predict
+
+
+def _eos_at_end(inputs):
+    return np.concatenate([TARGETS, np.full((3, 1), EOS)], axis=1)
+
+
+def _no_eos(inputs):
+    return np.concatenate([TARGETS, np.zeros((3, 1), int)], axis=1)
+
+
+# -- Part B: TinyDecoder must be causal ---------------------------------------------
+def build_decoder(rng):
+    tokens = np.array([[2, 4, 5, 6, 7], [2, 8, 9, 10, 0]])
+    future = tokens.copy()
+    future[:, 3:] = np.array([[11, 12], [12, 0]])  # change positions 3 and 4 only
+    past = np.arange(5)[None, :].repeat(2, 0) < 3
+    return {"tokens": tokens, "tokens_future": future, "past": past,
+            "probe": rng.normal(size=(2, 5, V))}
+
+
+def run_decoder(student, inputs):
+    from keras import ops
+
+    from kerasattn.grader.childtools import trainable_gradients
+
+    decoder = student.TinyDecoder(V, d_model=8, num_heads=2)
+
+    def logits(name):
+        return decoder(ops.convert_to_tensor(inputs[name], dtype="int32"))
+
+    out = logits("tokens")
+    probe = ops.convert_to_tensor(inputs["probe"], dtype="float32")
+    grads = trainable_gradients(decoder, lambda: ops.sum(logits("tokens") * probe))
+    return {"logits": out, "logits_future": logits("tokens_future"),
+            **{f"grad/{k}": g for k, g in grads.items()}}
+
+
+def _logits_shape(outputs, inputs):
+    a = outputs["logits"]
+    if a.shape != (2, 5, V):
+        return f"logits have shape {a.shape}, expected (2, 5, {V})"
+    return None
+
+
+SPEC = Spec(
+    exercise="17_debug_look_ahead_leak",
+    title="Debugging: a look-ahead leak (loss too good to be true)",
+    forbidden=["kerasattn.data", "kerasattn.models", "kerasattn.training",
+               "kerasattn.layers.decoder_block", "kerasattn.layers.TransformerDecoderBlock"],
+    cases=[Case("arrays", build_arrays, run_arrays, expected_arrays),
+           Case("decoder", build_decoder, run_decoder)],
+    checks=[
+        Compare("decoder_inputs = <bos> y (shifted right)", case="arrays",
+                output="decoder_inputs", points=3, atol=0, rtol=0, variants=[
+                    Variant("decoder input not shifted (decoder_inputs == labels)",
+                            _labels_as_inputs,
+                            "The decoder must read y_{t-1} at position t: prepend <bos>.")]),
+        Compare("labels = y <eos>", case="arrays", output="labels", points=2, atol=0, rtol=0,
+                variants=[
+                    Variant("<eos> appended after the padding instead of after the last "
+                            "word", _eos_at_end, "Put <eos> at index len(y) of each row."),
+                    Variant("<eos> missing from the labels", _no_eos,
+                            "The model must learn to stop: the label after the last word "
+                            "is <eos>.")]),
+        Property("TinyDecoder returns logits (N, T, V)", case="decoder", fn=_logits_shape,
+                 points=1),
+        Property("TinyDecoder is causal: later tokens do not change earlier logits",
+                 case="decoder", fn=P.same_where("logits", "logits_future", keep_input="past",
+                                                 atol=1e-4, what="causality"), points=3),
+        GradientCheck("every weight of TinyDecoder receives a gradient", case="decoder",
+                      points=1),
+    ],
+)
