@@ -97,6 +97,14 @@ def _softmax(scores, mask=None, bias=None):
     return masked_softmax(scores, mask)
 
 
+def _in_compute_dtype(layer, *tensors):
+    """`tensors` in `layer`'s compute dtype under a mixed-precision policy (float32
+    weights, float16/bfloat16 arithmetic), as its ``call`` computes; unchanged otherwise."""
+    if layer.compute_dtype == layer.variable_dtype:
+        return tensors
+    return tuple(ops.cast(x, layer.compute_dtype) for x in tensors)
+
+
 # -- Bahdanau attention -------------------------------------------------------------------
 
 
@@ -118,14 +126,17 @@ def bahdanau_attend_step(attention, query, memory, memory_keys=None, memory_mask
     Returns:
         `(context (B, d_k), weights (B, T_k))`; weights before dropout.
     """
+    query, memory = _in_compute_dtype(attention, query, memory)
     if attention.score == "additive":
         wk = attention.project_memory(memory) if memory_keys is None else memory_keys
-        wq = ops.matmul(query, attention.W_q)  # W_q s_{t-1}: (B, units)
-        e = ops.matmul(ops.tanh(wq[:, None, :] + wk), attention.v)  # v^T tanh(.): (B, T_k)
+        w_q, v, wk = _in_compute_dtype(attention, attention.W_q.value, attention.v.value, wk)
+        wq = ops.matmul(query, w_q)  # W_q s_{t-1}: (B, units)
+        e = ops.matmul(ops.tanh(wq[:, None, :] + wk), v)  # v^T tanh(.): (B, T_k)
     elif attention.score == "dot":
         e = ops.einsum("bd,bkd->bk", query, memory)  # s . h_j: (B, T_k)
     else:
-        e = ops.einsum("bd,bkd->bk", ops.matmul(query, attention.W), memory)  # s^T W h_j
+        (w,) = _in_compute_dtype(attention, attention.W.value)
+        e = ops.einsum("bd,bkd->bk", ops.matmul(query, w), memory)  # s^T W h_j
     alpha = _softmax(e, memory_mask, memory_bias)  # masked softmax_j(e_j): (B, T_k)
     dropped = (attention.dropout_layer(alpha, training=training)
                if training and attention.dropout > 0.0 else alpha)
@@ -136,12 +147,20 @@ def bahdanau_attend_step(attention, query, memory, memory_keys=None, memory_mask
 # -- multi-head attention -----------------------------------------------------------------
 
 
-def _project(dense, x):
-    """`x W^(i) + b^(i)` for every head, one position: `(B, d_in)` -> `(B, h, d_h)`."""
+def _kernel_and_bias(attention, dense):
+    """`dense`'s kernel and bias (or None) as backend tensors in the compute dtype."""
     # `.value`: the backend tensor, so the einsum and `+` skip keras.ops's variable
     # conversion (on eager torch that conversion costs more than the add)
-    y = ops.einsum("bd,dhk->bhk", x, dense.kernel.value)  # x W^(i): (B, h, d_h)
-    return y if dense.bias is None else y + dense.bias.value  # + b^(i)
+    if dense.bias is None:
+        return _in_compute_dtype(attention, dense.kernel.value) + (None,)
+    return _in_compute_dtype(attention, dense.kernel.value, dense.bias.value)
+
+
+def _project(attention, dense, x):
+    """`x W^(i) + b^(i)` for every head, one position: `(B, d_in)` -> `(B, h, d_h)`."""
+    kernel, bias = _kernel_and_bias(attention, dense)
+    y = ops.einsum("bd,dhk->bhk", x, kernel)  # x W^(i): (B, h, d_h)
+    return y if bias is None else y + bias  # + b^(i)
 
 
 def project_memory(attention, memory):
@@ -207,7 +226,8 @@ def attend_step(attention, query, memory_kv, memory_mask=None, training=None,
                          f"project_memory; received {type(memory_kv).__name__}.")
     k, v = memory_kv  # (B, h, S, d_h) each
     check_rank(name, "memory_kv[0]", k, (4,), "(B, h, S, d_h)")
-    q = _project(attention.query_dense, query)  # q_i: (B, h, d_h)
+    query, k, v = _in_compute_dtype(attention, query, k, v)
+    q = _project(attention, attention.query_dense, query)  # q_i: (B, h, d_h)
     scale = 1.0 / (attention.d_h ** 0.5)  # a Python float: keeps q's dtype
     # The same sums, two spellings: einsum is the faster one on TensorFlow and JAX,
     # broadcast products on eager torch (docs/benchmarks_decoding.md).
@@ -223,11 +243,9 @@ def attend_step(attention, query, memory_kv, memory_mask=None, training=None,
                if training and attention.dropout > 0.0 else weights)
     heads = (ops.einsum("bhs,bhsd->bhd", dropped, v) if einsum
              else ops.sum(dropped[..., None] * v, axis=2))  # head_i = alpha_i V_i: (B,h,d_h)
-    out = attention.output_dense
-    context = ops.einsum("bhk,hkd->bd", heads, out.kernel.value)  # [head_i] W_o: (B, d)
-    if out.bias is not None:
-        context = context + out.bias.value  # + b_o
-    return context, weights
+    w_o, b_o = _kernel_and_bias(attention, attention.output_dense)
+    context = ops.einsum("bhk,hkd->bd", heads, w_o)  # [head_1; ...; head_h] W_o: (B, d)
+    return (context if b_o is None else context + b_o), weights  # + b_o
 
 
 def self_attend_step(attention, query, cache, index, causal_bias=None):
@@ -262,8 +280,9 @@ def self_attend_step(attention, query, cache, index, causal_bias=None):
         raise ValueError(f"{name}: `index` must be in [0, T_max={c[2]}) for a cache of "
                          f"shape {fmt(c)}; received index={index}.")
     start = [0, 0, index, 0]
-    k_t = _project(attention.key_dense, query)[:, :, None]  # k_t: (B, h, 1, d_h)
-    v_t = _project(attention.value_dense, query)[:, :, None]  # v_t: (B, h, 1, d_h)
+    query, k_cache, v_cache = _in_compute_dtype(attention, query, k_cache, v_cache)
+    k_t = _project(attention, attention.key_dense, query)[:, :, None]  # k_t: (B, h, 1, d_h)
+    v_t = _project(attention, attention.value_dense, query)[:, :, None]  # (B, h, 1, d_h)
     k_cache = ops.slice_update(k_cache, start, k_t)  # K[:, :, t] = k_t
     v_cache = ops.slice_update(v_cache, start, v_t)  # V[:, :, t] = v_t
     if causal_bias is None:

@@ -63,16 +63,17 @@ def combine_masks(*masks):
     return out
 
 
-# The largest finite value of each float dtype Keras computes in.
+# The largest finite value of each float dtype Keras computes in (float64 uses float32's,
+# so the filler stays finite where a backend computes float64 requests in float32).
 _FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
-              "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}
+              "float32": 3.4028234663852886e38, "float64": 3.4028234663852886e38}
 
 
 def mask_fill_value(dtype="float32"):
     """The score given to masked entries before the softmax: finite in `dtype`.
 
     Half the most negative finite value of `dtype` (-32752 in float16, about -1.7e38 in
-    bfloat16 and float32): far below any real score, so `exp(fill - max_j e_j)` is exactly
+    bfloat16, float32 and float64): far below any real score, so `exp(fill - max_j e_j)` is exactly
     0, yet a real score can still be added to it without overflowing to `-inf` (a fixed
     -1e9 overflows float16).
 
