@@ -97,10 +97,15 @@ def _softmax(scores, mask=None, bias=None):
     return masked_softmax(scores, mask)
 
 
+def _mixed(layer):
+    """Whether `layer` computes in another dtype than its weights' (mixed precision)."""
+    return layer.compute_dtype != layer.variable_dtype
+
+
 def _in_compute_dtype(layer, *tensors):
     """`tensors` in `layer`'s compute dtype under a mixed-precision policy (float32
     weights, float16/bfloat16 arithmetic), as its ``call`` computes; unchanged otherwise."""
-    if layer.compute_dtype == layer.variable_dtype:
+    if not _mixed(layer):
         return tensors
     return tuple(ops.cast(x, layer.compute_dtype) for x in tensors)
 
@@ -297,11 +302,16 @@ def self_attend_step(attention, query, cache, index, causal_bias=None):
 
 def add_norm_step(add_norm, x, y):
     """``AddNorm`` at inference: `LayerNorm(x + y)`, `(B, d_model)`."""
+    if _mixed(add_norm):  # the layer call casts the float32 gamma, beta
+        x, y = _in_compute_dtype(add_norm, x, y)
+        return add_norm.layer_norm(x + y)  # LN(x + y): (B, d_model)
     return add_norm.layer_norm.call(x + y)  # LN(x + y): (B, d_model)
 
 
 def feed_forward_step(ffn, x):
     """``PositionwiseFeedForward`` at inference: `act(x W1 + b1) W2 + b2`, `(B, d_model)`."""
+    if _mixed(ffn):  # the layer calls cast the float32 weights
+        return ffn.dense_2(ffn.dense_1(x))  # (B, d_model)
     return ffn.dense_2.call(ffn.dense_1.call(x))  # (B, d_model)
 
 
