@@ -223,3 +223,16 @@ def test_layers_are_exact_under_mixed_bfloat16(mixed_bfloat16):
         _check_weights(s_w, (np.arange(4) <= t)[None, None, :])  # keys 0..t of 4 slots
         _check_weights(c_w, mem_mask[:, None, :])
         assert np.all(np.isfinite(_f32(z_t)))
+
+
+def test_masked_softmax_over_a_single_key_without_warning():
+    """One key: weight 1 (0 where masked), and no warning from ops.softmax about a
+    constant result (the first step of uncached decoding has exactly one key)."""
+    import warnings
+    scores = np.array([[[0.3], [-2.0]]], "float32")  # (1, 2, 1)
+    mask = np.array([[[True], [False]]])
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*softmax.*")
+        plain, masked = masked_softmax(scores), masked_softmax(scores, mask)
+    np.testing.assert_array_equal(to_numpy(plain), 1.0)
+    np.testing.assert_array_equal(to_numpy(masked), [[[1.0], [0.0]]])

@@ -90,6 +90,14 @@ def mask_fill_value(dtype="float32"):
     return -0.5 * _FLOAT_MAX[dtype]
 
 
+def _softmax(x, axis):
+    """``ops.softmax``; over an axis of size 1 (a single key) the weight is 1, where
+    ``ops.softmax`` would warn that the result is constant."""
+    if x.shape[axis] == 1:
+        return ops.ones_like(x)
+    return ops.softmax(x, axis=axis)
+
+
 def masked_softmax(scores, mask=None, axis=-1):
     """Softmax over ``axis`` restricted to ``mask``; a fully masked row gives zeros.
 
@@ -103,11 +111,11 @@ def masked_softmax(scores, mask=None, axis=-1):
         are exactly 0, fully masked rows are all 0.
     """
     if mask is None:
-        return ops.softmax(scores, axis=axis)
+        return _softmax(scores, axis)
     mask = ops.cast(mask, "bool")
     fill = ops.full((), mask_fill_value(scores.dtype), dtype=scores.dtype)
     filled = ops.where(mask, scores, fill)  # e_ij where kept, the finite filler elsewhere
-    weights = ops.softmax(filled, axis=axis)
+    weights = _softmax(filled, axis)
     # A fully masked row was softmax'ed over equal fillers (uniform): multiplying by the
     # mask zeroes it, and leaves every other row unchanged (its masked entries are 0).
     return weights * ops.cast(mask, weights.dtype)
