@@ -13,7 +13,7 @@ Both run the way :func:`kerasattn.decoding.greedy_decode` runs them: on JAX and 
 the whole loop is one compiled call (:func:`kerasattn.decoding.search.greedy_loop`:
 jax.jit / tf.function of an ``ops.while_loop``); on torch a Python loop of eager steps.
 ``--python-loop`` times the per-step loop (one compiled step per token, argmax on the host)
-on JAX / TensorFlow too, as greedy decoding ran before the compiled loop.
+on JAX / TensorFlow too, as :class:`kerasattn.decoding.Stepper` (beam search) runs it.
 
 Times are the median of ``--repeats`` runs after one warm-up run (compilation excluded).
 Target: cached >= 5x faster than uncached at 64 tokens for the Transformer decoders.

@@ -4,9 +4,10 @@
 Compares, at equal sizes and with the same masks:
   * `kerasattn.layers.MultiHeadCross`        vs `keras.layers.MultiHeadAttention`
   * `kerasattn.layers.TransformerDecoderBlock` vs `keras_hub.layers.TransformerDecoder`
-each with dropout 0 (the fused attention path) and dropout 0.1 in training mode (the path
-that materialises the weights). One step = forward, mean-square loss, gradients w.r.t.
-all trainable weights: `jax.jit(jax.grad)` on JAX, `tf.function` + GradientTape on
+each with dropout 0 and dropout 0.1 in training mode (Keras's layers use a fused attention
+kernel at dropout 0; ours always materialise the weights, as the equation reads). One
+step = forward, mean-square loss, gradients w.r.t. all trainable weights:
+`jax.jit(jax.grad)` on JAX, `tf.function` + GradientTape on
 TensorFlow, eager autograd on torch. Ours and theirs are timed in alternating rounds; the
 median per-step time is reported. Prints a table; never asserts (target: ratio <= 1.15).
 

@@ -5,29 +5,29 @@ the whole prefix at every step recomputes the keys and values of old tokens agai
 again; a *cache* keeps them. At step ``t`` the new token's key and value are written into
 slot ``t`` of the cache, and the new query attends to the cached keys ``0 .. t`` only:
 
-    K[:, t] <- k_t,   V[:, t] <- v_t
-    out_t   = softmax(q_t K[:, :t+1]^T / sqrt(d_h)) V[:, :t+1]
+    K[:, :, t] <- k_t,   V[:, :, t] <- v_t
+    out_t      = softmax(q_t K[:, :, :t+1]^T / sqrt(d_h)) V[:, :, :t+1]
 
 Slots after ``t`` are still empty (zeros or stale values): they must be masked out, or the
 query would give weight exp(0) to every empty slot. Running this step for t = 0, 1, 2, ...
 must give exactly the rows of full causal self-attention over the sequence.
 
 Shapes (symbols): ``B`` batch, ``h`` heads, ``d_h`` head size, ``S_max`` cache length. The
-layout is the kit's (and keras-hub's): keys and values stacked on axis 1.
+layout is the kit's (``kerasattn.steps``, used by every decoder of the kit): a pair of
+head-major tensors, keys and values.
 
-    q_t, k_t, v_t : (B, 1, h, d_h)          the new token's projected query/key/value
-    cache         : (B, 2, S_max, h, d_h)   cache[:, 0] keys, cache[:, 1] values
+    q_t, k_t, v_t : (B, h, 1, d_h)          the new token's projected query/key/value
+    cache         : (K, V), each (B, h, S_max, d_h)
     index         : int                      t, the slot to write (0 <= t < S_max)
-    returns       : (out, new_cache) with out (B, 1, h, d_h), new_cache like cache
+    returns       : (out, (K, V)) with out (B, h, 1, d_h) and the updated cache
 
 What to fill in: ``cached_attention_step``.
 
 Hints:
-    * Write into the cache with ``ops.slice_update(cache, (0, 0, index, 0, 0), update)``,
-      where ``update = ops.stack([k_t, v_t], axis=1)`` has shape `(B, 2, 1, h, d_h)`.
-      Return the *updated* cache.
-    * ``ops.einsum("bqhd,bkhd->bhqk", q, keys)`` gives the scores `(B, h, 1, S_max)`;
-      ``ops.einsum("bhqk,bkhd->bqhd", weights, values)`` the output `(B, 1, h, d_h)`.
+    * Write into the cache with ``ops.slice_update(K, (0, 0, index, 0), k_t)`` (the same
+      for ``V``) and return the *updated* pair.
+    * ``ops.matmul(q_t, ops.swapaxes(K, -1, -2))`` gives the scores `(B, h, 1, S_max)`;
+      ``ops.matmul(weights, V)`` the output `(B, h, 1, d_h)`.
     * Key slot ``j`` is allowed iff ``j <= index``: ``causal_mask(1, S_max, offset=index)``
       is exactly that `(1, S_max)` mask. The slot being written is allowed (the token
       attends to itself).
@@ -39,7 +39,8 @@ What you may NOT use (the grader watches every call while your code runs, howeve
 reached, and fails the check that used it): the kit's ``MultiHeadCross``
 (``kerasattn.layers.multi_head``, which has this cache built in),
 ``TransformerDecoderBlock`` (``kerasattn.layers.decoder_block``), ``kerasattn.models``,
-``kerasattn.decoding``, ``keras.layers.MultiHeadAttention``, ``keras_hub`` / ``keras_nlp``;
+``kerasattn.decoding``, ``kerasattn.steps``, ``keras.layers.MultiHeadAttention``,
+``keras_hub`` / ``keras_nlp``;
 NumPy on tensors; the solutions, ``kerasattn.reference`` and ``kerasattn.grader``.
 
 Self-check: ``kerasattn grade exercises/11_kv_cache_step.py --backend all``.
@@ -55,23 +56,23 @@ def cached_attention_step(q_t, k_t, v_t, cache, index):
     """Attend one new query to the cached keys/values after writing its own into slot t.
 
     Args:
-        q_t: query `(B, 1, h, d_h)`.
-        k_t: key `(B, 1, h, d_h)`.
-        v_t: value `(B, 1, h, d_h)`.
-        cache: `(B, 2, S_max, h, d_h)`.
+        q_t: query `(B, h, 1, d_h)`.
+        k_t: key `(B, h, 1, d_h)`.
+        v_t: value `(B, h, 1, d_h)`.
+        cache: `(K, V)`, each `(B, h, S_max, d_h)`.
         index: the step `t` (int).
 
     Returns:
-        `(out, new_cache)`: `(B, 1, h, d_h)` and `(B, 2, S_max, h, d_h)`.
+        `(out, (K, V))`: `out` `(B, h, 1, d_h)` and the cache with slot `t` written.
     """
     # BEGIN YOUR CODE
-    update = ops.stack([k_t, v_t], axis=1)  # (B, 2, 1, h, d_h)
-    cache = ops.slice_update(cache, (0, 0, index, 0, 0), update)  # (B, 2, S_max, h, d_h)
-    keys, values = cache[:, 0], cache[:, 1]  # (B, S_max, h, d_h) each
+    keys, values = cache  # (B, h, S_max, d_h) each
+    keys = ops.slice_update(keys, (0, 0, index, 0), k_t)  # K[:, :, t] = k_t
+    values = ops.slice_update(values, (0, 0, index, 0), v_t)  # V[:, :, t] = v_t
     d_h = q_t.shape[-1]
-    scores = ops.einsum("bqhd,bkhd->bhqk", q_t, keys) / math.sqrt(d_h)  # (B, h, 1, S_max)
-    mask = causal_mask(1, keys.shape[1], offset=index)  # (1, S_max): j <= index
+    scores = ops.matmul(q_t, ops.swapaxes(keys, -1, -2)) / math.sqrt(d_h)  # (B, h, 1, S_max)
+    mask = causal_mask(1, keys.shape[2], offset=index)  # (1, S_max): j <= index
     weights = masked_softmax(scores, mask)  # (B, h, 1, S_max)
-    out = ops.einsum("bhqk,bkhd->bqhd", weights, values)  # (B, 1, h, d_h)
-    return out, cache
+    out = ops.matmul(weights, values)  # (B, h, 1, d_h)
+    return out, (keys, values)
     # END YOUR CODE

@@ -1,8 +1,9 @@
 """BahdanauAttention, scaled dot-product attention and MultiHeadCross (every backend).
 
 Each layer equals the float64 NumPy reference given the same weights; plus padding
-invariance, causality, incremental decoding through the cache, fully masked rows, the
-comparison with keras.layers.MultiHeadAttention, gradients and bad-input errors.
+invariance, causality, fully masked rows, the comparison with
+keras.layers.MultiHeadAttention, gradients and bad-input errors; and the one-position
+paths of :mod:`kerasattn.steps` (one query per row, the K/V cache) equal to ``call``.
 """
 import keras
 import numpy as np
@@ -11,8 +12,9 @@ from keras import ops
 
 from conftest import to_numpy
 from kerasattn import reference as R
+from kerasattn import steps
 from kerasattn.layers import BahdanauAttention, MultiHeadCross, scaled_dot_product_attention
-from kerasattn.layers.masking import mask_bias
+from kerasattn.steps import mask_bias
 
 ATOL = 1e-5
 rng = np.random.default_rng(0)
@@ -288,56 +290,26 @@ def _compile(fn):
     return fn
 
 
-@pytest.mark.parametrize("chunk", [1, 2])
-def test_multi_head_cache_equals_full_pass(chunk):
-    """Feeding the sequence chunk by chunk through the K/V cache (index as a tensor, step
-    compiled with jax.jit / tf.function) equals the full causal pass."""
-    layer = MultiHeadCross(2, D)
-    x = rng.normal(size=(B, 4, D)).astype("float32")
-    full = to_numpy(layer(x, x, use_causal_mask=True))
-    step = _compile(lambda xt, cache, i: layer(xt, xt, cache=cache, cache_update_index=i))
-    cache = ops.zeros((B, 2, 4, 2, D // 2))
-    outs = []
-    for t in range(0, 4, chunk):
-        out, cache = step(x[:, t:t + chunk], cache, ops.convert_to_tensor(t, "int32"))
-        outs.append(to_numpy(out))
-    np.testing.assert_allclose(np.concatenate(outs, 1), full, atol=ATOL)
-    # the cache holds exactly the projected keys / values of the whole sequence
-    k = R._project(x, *[R.weights_of(layer)[n] for n in ("key_kernel", "key_bias")])
-    np.testing.assert_allclose(to_numpy(cache)[:, 0], k.transpose(0, 2, 1, 3), atol=ATOL)
-
-
-def test_multi_head_cache_without_index_reuses_memory():
-    layer = MultiHeadCross(2, D)
-    full = to_numpy(layer(QUERY, MEMORY, value_mask=MEM_MASK))
-    w = R.weights_of(layer)
-    k = R._project(MEMORY, w["key_kernel"], w["key_bias"]).transpose(0, 2, 1, 3)
-    v = R._project(MEMORY, w["value_kernel"], w["value_bias"]).transpose(0, 2, 1, 3)
-    cache = np.stack([k, v], 1).astype("float32")  # (B, 2, T_k, h, d_h)
-    out, _ = layer(QUERY, MEMORY, value_mask=MEM_MASK, cache=cache)
-    np.testing.assert_allclose(to_numpy(out), full, atol=ATOL)
-
-
 def test_multi_head_attend_step_matches_reference():
     """The one-query path of the recurrent decoders == the float64 reference, per row."""
     layer = MultiHeadCross(2, D)
     layer(QUERY, MEMORY)  # build
-    kv = layer.project_memory(MEMORY)
+    kv = steps.project_memory(layer, MEMORY)
     assert [tuple(x.shape) for x in kv] == [(B, 2, T_K, D // 2)] * 2  # (K, V): (B, h, S, d_h)
     for i in range(T_Q):
-        ctx, w = layer.attend_step(QUERY[:, i], kv, memory_mask=MEM_MASK)
+        ctx, w = steps.attend_step(layer, QUERY[:, i], kv, memory_mask=MEM_MASK)
         r_out, r_w = _mha_reference(layer, QUERY[:, i:i + 1], MEMORY, value_mask=MEM_MASK)
         np.testing.assert_allclose(to_numpy(ctx), r_out[:, 0], atol=ATOL)
         np.testing.assert_allclose(to_numpy(w), r_w[:, :, 0], atol=ATOL)
         # the mask as precomputed (bias, keep): the decoder's training loop
-        ctx2, w2 = layer.attend_step(QUERY[:, i], kv,
+        ctx2, w2 = steps.attend_step(layer, QUERY[:, i], kv,
                                      memory_bias=mask_bias(MEM_MASK, "float32"))
         np.testing.assert_allclose(to_numpy(ctx2), r_out[:, 0], atol=ATOL)
         np.testing.assert_allclose(to_numpy(w2), r_w[:, :, 0], atol=ATOL)
     with pytest.raises(ValueError, match=r"`query`.*rank 2.*\(2, 3, 8\)"):
-        layer.attend_step(QUERY, kv)
+        steps.attend_step(layer, QUERY, kv)
     with pytest.raises(ValueError, match=r"`memory_kv`.*pair \(K, V\).*received ndarray"):
-        layer.attend_step(QUERY[:, 0], np.zeros((B, 2, 2, T_K, D // 2), "float32"))
+        steps.attend_step(layer, QUERY[:, 0], np.zeros((B, 2, 2, T_K, D // 2), "float32"))
 
 
 @pytest.mark.parametrize("compiled", [False, True])
@@ -348,8 +320,10 @@ def test_multi_head_self_attend_step_equals_causal_pass(compiled):
     layer = MultiHeadCross(2, D)
     x = rng.normal(size=(B, 4, D)).astype("float32")
     full, weights = layer(x, x, use_causal_mask=True, return_attention_scores=True)
-    step = _compile(layer.self_attend_step) if compiled else layer.self_attend_step
-    cache = layer.init_cache(B, 4)
+    def step(x_t, cache, index):
+        return steps.self_attend_step(layer, x_t, cache, index)
+    step = _compile(step) if compiled else step
+    cache = steps.init_cache(layer, B, 4)
     assert [tuple(c.shape) for c in cache] == [(B, 2, 4, D // 2)] * 2  # (B, h, T_max, d_h)
     for t in range(4):
         index = ops.convert_to_tensor(t, "int32") if compiled else t
@@ -362,11 +336,11 @@ def test_multi_head_self_attend_step_equals_causal_pass(compiled):
         ref = R._project(x, w_ref[f"{name}_kernel"], w_ref[f"{name}_bias"])  # (B, h, T, d_h)
         np.testing.assert_allclose(to_numpy(cache[i]), ref, atol=ATOL)
     with pytest.raises(ValueError, match=r"`index` must be in \[0, T_max=4\).*index=4"):
-        layer.self_attend_step(x[:, 0], cache, 4)
+        steps.self_attend_step(layer, x[:, 0], cache, 4)
     with pytest.raises(ValueError, match=r"`cache` must be the pair \(K, V\).*ndarray"):
-        layer.self_attend_step(x[:, 0], np.zeros((2, B, 2, 4, D // 2), "float32"), 0)
+        steps.self_attend_step(layer, x[:, 0], np.zeros((2, B, 2, 4, D // 2), "float32"), 0)
     with pytest.raises(ValueError, match=r"`query`.*rank 2.*\(2, 4, 8\)"):
-        layer.self_attend_step(x, cache, 0)
+        steps.self_attend_step(layer, x, cache, 0)
 
 
 def test_multi_head_errors():
@@ -381,7 +355,5 @@ def test_multi_head_errors():
         layer(QUERY, MEMORY, query_mask=Q_MASK[:, :2])
     with pytest.raises(ValueError, match=r"`attention_mask`.*\(2, 3, 5\).*\(2, 5, 3\)"):
         layer(QUERY, MEMORY, attention_mask=np.ones((2, 5, 3), bool))
-    with pytest.raises(ValueError, match=r"`cache`.*\(2, 2, None, 2, 4\).*\(2, 2, 5, 4, 2\)"):
-        layer(QUERY, MEMORY, cache=np.zeros((2, 2, 5, 4, 2), "float32"))
     with pytest.raises(ValueError, match="d_model"):
         MultiHeadCross(3, D)

@@ -1,6 +1,7 @@
 """AddNorm, PositionalEncoding, PositionwiseFeedForward and the Transformer blocks
 (every backend): reference equality, keras-hub equality, padding invariance, causality,
-incremental decoding with positions, and bad-input errors."""
+incremental decoding with positions (the one-position paths of :mod:`kerasattn.steps`
+equal to the full causal pass), and bad-input errors."""
 import keras
 import numpy as np
 import pytest
@@ -8,6 +9,7 @@ from keras import ops
 
 from conftest import to_numpy
 from kerasattn import reference as R
+from kerasattn import steps
 from kerasattn.layers import (AddNorm, PositionalEncoding, PositionwiseFeedForward,
                               RandomPositionShift, TransformerDecoderBlock,
                               TransformerEncoderBlock, positional_encoding)
@@ -197,62 +199,73 @@ def test_decoder_block_causality():
         assert not np.allclose(out[:, t + 1:], base[:, t + 1:], atol=1e-3)
 
 
-def test_decoder_incremental_decoding_with_positions_equals_full_pass():
-    """One token at a time through the self-attention cache, each token given its own
-    position (start_index=step), equals the full parallel pass."""
-    pe = PositionalEncoding(max_length=16)
-    dec = TransformerDecoderBlock(D, H, FF)
-    full, w_self, w_cross = dec(pe(X), ENC, encoder_padding_mask=ENC_MASK,
-                                return_attention_scores=True)
-    cache = ops.zeros((B, 2, T, H, D // H))
-    outs = []
-    for t in range(T):
-        index = ops.convert_to_tensor(t, "int32")
-        x_t = pe(X[:, t:t + 1], start_index=index)
-        out, cache, s_w, c_w = dec(x_t, ENC, encoder_padding_mask=ENC_MASK,
-                                   self_attention_cache=cache,
-                                   self_attention_cache_update_index=index,
-                                   return_attention_scores=True)
-        outs.append(to_numpy(out))
-        np.testing.assert_allclose(to_numpy(s_w)[:, :, 0], to_numpy(w_self)[:, :, t],
-                                   atol=ATOL)
-        np.testing.assert_allclose(to_numpy(c_w)[:, :, 0], to_numpy(w_cross)[:, :, t],
-                                   atol=ATOL)
-    np.testing.assert_allclose(np.concatenate(outs, 1), to_numpy(full), atol=ATOL)
-    # the d2l trap: every step at position 0 gives a different (wrong) result
-    cache = ops.zeros((B, 2, T, H, D // H))
-    wrong = []
-    for t in range(T):
-        out, cache = dec(pe(X[:, t:t + 1]), ENC, encoder_padding_mask=ENC_MASK,
-                         self_attention_cache=cache, self_attention_cache_update_index=t)
-        wrong.append(to_numpy(out))
-    assert not np.allclose(np.concatenate(wrong, 1), to_numpy(full), atol=1e-3)
+def _compile(fn):
+    backend = keras.backend.backend()
+    if backend == "jax":
+        import jax
+        return jax.jit(fn)
+    if backend == "tensorflow":
+        import tensorflow as tf
+        return tf.function(fn)
+    return fn
 
 
-@pytest.mark.parametrize("traced_index", [False, True])
-def test_decoder_block_decode_step_equals_full_pass(traced_index):
-    """The decoding fast path (PositionalEncoding / TransformerDecoderBlock.decode_step,
-    head-major caches, memory projected once) equals the full parallel pass with
+@pytest.mark.parametrize("compiled", [False, True])
+def test_decoder_block_step_equals_full_pass(compiled):
+    """The decoding path of :mod:`kerasattn.steps` (positional_step, decoder_block_step
+    with a head-major (K, V) cache and the memory projected once; the index an int
+    eagerly, a tensor under jax.jit / tf.function) equals the full causal pass with
     positions: outputs, self- and cross-attention weights at every step."""
     pe = PositionalEncoding(max_length=16, scale_inputs=True)
     dec = TransformerDecoderBlock(D, H, FF)
-    full, w_self, w_cross = dec(pe(X), ENC, encoder_padding_mask=ENC_MASK,
-                                return_attention_scores=True)
+    dec(pe(X), ENC, encoder_padding_mask=ENC_MASK)  # build
     _randomize(dec)
     full, w_self, w_cross = dec(pe(X), ENC, encoder_padding_mask=ENC_MASK,
                                 return_attention_scores=True)
-    cache = dec.self_attention.init_cache(B, T)
-    memory = dec.cross_attention.project_memory(ENC)
-    for t in range(T):
-        index = ops.convert_to_tensor(t, "int32") if traced_index else t
-        x_t = pe.decode_step(X[:, t], index)  # sqrt(d) x_t + PE[t]: (B, D)
-        out, cache, s_w, c_w = dec.decode_step(x_t, cache, memory, index,
-                                               encoder_padding_mask=ENC_MASK)
-        np.testing.assert_allclose(to_numpy(out), to_numpy(full)[:, t], atol=ATOL)
-        np.testing.assert_allclose(to_numpy(s_w), to_numpy(w_self)[:, :, t], atol=ATOL)
-        np.testing.assert_allclose(to_numpy(c_w), to_numpy(w_cross)[:, :, t], atol=ATOL)
+
+    def step(x, cache, memory, index, position):
+        x_t = steps.positional_step(pe, x, position)  # sqrt(d) x_t + PE[t]: (B, D)
+        return steps.decoder_block_step(dec, x_t, cache, memory, index,
+                                        encoder_padding_mask=ENC_MASK)
+    step = _compile(step) if compiled else step
+
+    def run(position_of):
+        cache = steps.init_cache(dec.self_attention, B, T)
+        memory = steps.project_memory(dec.cross_attention, ENC)
+        outs = []
+        for t in range(T):
+            index = ops.convert_to_tensor(t, "int32") if compiled else t
+            position = ops.convert_to_tensor(position_of(t), "int32") if compiled \
+                else position_of(t)
+            out, cache, s_w, c_w = step(X[:, t], cache, memory, index, position)
+            outs.append((to_numpy(out), to_numpy(s_w), to_numpy(c_w)))
+        return outs
+
+    for t, (out, s_w, c_w) in enumerate(run(lambda t: t)):
+        np.testing.assert_allclose(out, to_numpy(full)[:, t], atol=ATOL)
+        np.testing.assert_allclose(s_w, to_numpy(w_self)[:, :, t], atol=ATOL)
+        np.testing.assert_allclose(c_w, to_numpy(w_cross)[:, :, t], atol=ATOL)
+        assert np.all(s_w[:, :, t + 1:] == 0)  # future slots get exactly 0
+    # the d2l trap: every token at position 0 gives a different (wrong) result
+    wrong = np.stack([out for out, _, _ in run(lambda t: 0)], 1)
+    assert not np.allclose(wrong, to_numpy(full), atol=1e-3)
     with pytest.raises(ValueError, match=r"`index` must be in \[0, max_length=16\).*index=16"):
-        pe.decode_step(X[:, 0], 16)
+        steps.positional_step(pe, X[:, 0], 16)
+
+
+def test_add_norm_and_feed_forward_steps_equal_call():
+    """add_norm_step / feed_forward_step == the layers' call at inference, per position."""
+    add_norm, ffn = AddNorm(0.5), PositionwiseFeedForward(FF, dropout=0.5)
+    y = rng.normal(size=(B, T, D)).astype("float32")
+    want_an = to_numpy(add_norm(X, y, training=False))
+    want_ff = to_numpy(ffn(X, training=False))
+    _randomize(add_norm)
+    want_an = to_numpy(add_norm(X, y, training=False))
+    for t in range(T):
+        np.testing.assert_allclose(to_numpy(steps.add_norm_step(add_norm, X[:, t], y[:, t])),
+                                   want_an[:, t], atol=ATOL)
+        np.testing.assert_allclose(to_numpy(steps.feed_forward_step(ffn, X[:, t])),
+                                   want_ff[:, t], atol=ATOL)
 
 
 def test_blocks_use_keras_masks():

@@ -1,5 +1,5 @@
 """The recurrent pieces (every backend): the GRU step and the scan they run on,
-EncoderGRU, the Bahdanau decoder's GRU step and BahdanauAttention.attend_step.
+EncoderGRU, the Bahdanau decoder's GRU step and steps.bahdanau_attend_step.
 
 Each equals the float64 NumPy reference (and Keras's own masked GRU / GRUCell) given the
 same weights; plus padding invariance, gradients that never reach the padding, compiled
@@ -12,10 +12,11 @@ from keras import ops
 
 from conftest import to_numpy
 from kerasattn import reference as R
+from kerasattn import steps
 from kerasattn.layers import BahdanauAttention, EncoderGRU
-from kerasattn.layers.masking import mask_bias
-from kerasattn.layers.recurrence import gru_step, scan
 from kerasattn.models.attention_decoder import AttentionGRUDecoder
+from kerasattn.recurrence import gru_step, scan
+from kerasattn.steps import mask_bias
 from test_layers_attention import grad
 
 ATOL = 1e-5
@@ -203,17 +204,18 @@ def test_bahdanau_attend_step_equals_call(score):
     layer = BahdanauAttention(4, score=score, dropout=0.5)
     ctx, w = layer(query, memory, memory_mask=mask)
     keys = layer.project_memory(memory) if score == "additive" else None
-    ctx2, w2 = layer.attend_step(query, memory, memory_keys=keys, memory_mask=mask)
+    ctx2, w2 = steps.bahdanau_attend_step(layer, query, memory, memory_keys=keys,
+                                          memory_mask=mask)
     np.testing.assert_allclose(to_numpy(ctx2), to_numpy(ctx), atol=ATOL)
     np.testing.assert_allclose(to_numpy(w2), to_numpy(w), atol=ATOL)
     # the mask as precomputed (bias, keep), the form the decoder's training loop uses
-    ctx4, w4 = layer.attend_step(query, memory, memory_keys=keys,
-                                 memory_bias=mask_bias(mask, "float32"))
+    ctx4, w4 = steps.bahdanau_attend_step(layer, query, memory, memory_keys=keys,
+                                          memory_bias=mask_bias(mask, "float32"))
     np.testing.assert_allclose(to_numpy(ctx4), to_numpy(ctx), atol=ATOL)
     np.testing.assert_allclose(to_numpy(w4), to_numpy(w), atol=ATOL)
     # training: the context sees dropped weights, the returned weights do not
-    ctx3, w3 = layer.attend_step(query, memory, memory_keys=keys, memory_mask=mask,
-                                 training=True)
+    ctx3, w3 = steps.bahdanau_attend_step(layer, query, memory, memory_keys=keys,
+                                          memory_mask=mask, training=True)
     np.testing.assert_allclose(to_numpy(w3), to_numpy(w), atol=ATOL)
     assert not np.allclose(to_numpy(ctx3), to_numpy(ctx), atol=1e-3)
 
@@ -243,7 +245,7 @@ def test_attention_gru_decoder_equals_the_keras_cell_loop(attention):
             c, a = decoder.attention(s, memory, memory_mask=mask, memory_keys=keys)
             a = to_numpy(a)[:, None]
         else:
-            c, a = decoder.attention.attend_step(s, keys, memory_mask=mask)
+            c, a = steps.attend_step(decoder.attention, s, keys, memory_mask=mask)
             a = to_numpy(a)
         x = np.concatenate([y[:, t], to_numpy(c)], axis=-1)
         want = R.gru_cell(x, to_numpy(s), kernel, recurrent, bias)

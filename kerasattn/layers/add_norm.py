@@ -1,4 +1,4 @@
-"""Residual connection followed by layer normalisation (post-norm, as in the seeds).
+"""Residual connection followed by layer normalisation (post-norm, Vaswani et al. 2017).
 
     AddNorm(X, Y) = LayerNorm(X + Dropout(Y))
 
@@ -49,14 +49,6 @@ class AddNorm(keras.layers.Layer):
             raise ValueError(f"AddNorm: `y` must have the shape of `x` {fmt(xs)}; "
                              f"received `y` with shape {fmt(ys)}.")
         return self.layer_norm(x + self.dropout_layer(y, training=training))  # (B,T,d)
-
-    def decode_step(self, x, y):
-        """Inference fast path (no dropout, no nested layer call): `LN(x + y)`.
-
-        The same math as ``call`` for one decoding step; see
-        ``MultiHeadCross.self_attend_step`` for why decoding avoids `Layer.__call__`.
-        """
-        return self.layer_norm.call(x + y)  # LN(x + y): (B, d_model)
 
     def compute_output_shape(self, x_shape, y_shape=None):
         return x_shape

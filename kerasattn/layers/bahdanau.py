@@ -14,7 +14,7 @@ import keras
 from keras import ops
 
 from kerasattn.layers._checks import check_dim, check_mask, check_rank, fmt
-from kerasattn.layers.masking import biased_softmax, masked_softmax
+from kerasattn.layers.masking import masked_softmax
 
 SCORES = ("additive", "dot", "general")
 
@@ -137,44 +137,6 @@ class BahdanauAttention(keras.layers.Layer):
         context = ops.matmul(dropped, memory)  # c = sum_j alpha_j h_j: (B, T_q, d_k)
         if single:
             return context[:, 0, :], alpha[:, 0, :]  # (B, d_k), (B, T_k)
-        return context, alpha
-
-    def attend_step(self, query, memory, memory_keys=None, memory_mask=None, training=None,
-                    memory_bias=None):
-        """One query vector per row, inside a decoder's loop: ``call``'s math for a 2-D query.
-
-        No shape checks and no nested layer calls, so a recurrence that attends at every
-        step (the Bahdanau decoder, in training and in decoding) pays only for the
-        arithmetic; ``call`` remains the checked entry point.
-
-        Args:
-            query: `s_{t-1}`, `(B, d_q)`.
-            memory: `h_enc`, `(B, T_k, d_k)`.
-            memory_keys: `W_k h_enc` from :meth:`project_memory` (additive score; computed
-                here when None).
-            memory_mask: optional bool `(B, T_k)`, True = real source token.
-            training: enables dropout on the weights.
-            memory_bias: optional `mask_bias(memory_mask)`, `(bias, keep)` each `(B, T_k)`,
-                computed once per sentence; used instead of `memory_mask` when given.
-
-        Returns:
-            `(context (B, d_k), weights (B, T_k))`; weights before dropout.
-        """
-        if self.score == "additive":
-            wk = self.project_memory(memory) if memory_keys is None else memory_keys
-            wq = ops.matmul(query, self.W_q)  # W_q s_{t-1}: (B, units)
-            e = ops.matmul(ops.tanh(wq[:, None, :] + wk), self.v)  # v^T tanh(.): (B, T_k)
-        elif self.score == "dot":
-            e = ops.einsum("bd,bkd->bk", query, memory)  # s . h_j: (B, T_k)
-        else:
-            e = ops.einsum("bd,bkd->bk", ops.matmul(query, self.W), memory)  # s^T W h_j
-        if memory_bias is not None:
-            alpha = biased_softmax(e, *memory_bias)  # masked softmax_j(e_j): (B, T_k)
-        else:
-            alpha = masked_softmax(e, memory_mask)  # (B, T_k)
-        dropped = (self.dropout_layer(alpha, training=training)
-                   if training and self.dropout > 0.0 else alpha)
-        context = ops.einsum("bk,bkd->bd", dropped, memory)  # c = sum_j alpha_j h_j: (B, d_k)
         return context, alpha
 
     def compute_output_spec(self, query, memory, memory_mask=None, memory_keys=None,

@@ -1,4 +1,4 @@
-"""Transformer encoder block (post-norm, as in the seeds' step 2):
+"""Transformer encoder block (post-norm, Vaswani et al. 2017), step 2 of the course:
 
     Z  = AddNorm(H, MHA(H, H, H, mask))
     H' = AddNorm(Z, FFN(Z))

@@ -7,11 +7,8 @@ The annotations of Bahdanau et al. (2015) read the source both ways:
     h_j      = [h_j(fwd); h_j(bwd)]
 
 Padding must not leak in: the backward GRU has to *start* at word n, not at the last pad.
-``keras.layers.Bidirectional(GRU)`` with a mask gets this right, but a masked GRU cannot use
-Keras's fast recurrent kernel on torch: it falls back to a generic Python loop that calls
-the cell through the layer machinery at every step (measured, batch 64, 30 steps, 64 units:
-76 ms forward + backward against 41 ms unmasked). This layer keeps the masked semantics and
-runs every GRU unmasked:
+``keras.layers.Bidirectional(GRU)`` with a mask gets this right; this layer computes the
+same masked result while running every GRU unmasked:
 
 - forward: the pads come after word n, so `h_1..h_n` are exact without a mask; the final
   state is the output at position n (a gather), not the one after the pads;
@@ -24,9 +21,8 @@ which is what the kit's batching produces; the mask only supplies the lengths
 
 The two directions have their own weights but the same computation, so they run in *one*
 loop: the weights are stacked on a leading axis `D = 2` and each step advances both GRUs
-with one batched matmul (``kerasattn.layers.recurrence.gru_step``, Keras's ``GRUCell``
-math). S steps instead of 2S; measured on torch (B=64, S=30, E=128, u=64, forward +
-backward): two ``keras.layers.GRU`` calls 48 ms, one loop 23 ms.
+with one batched matmul (``kerasattn.recurrence.gru_step``, Keras's ``GRUCell`` math):
+S steps instead of 2S.
 """
 from __future__ import annotations
 
@@ -34,7 +30,7 @@ import keras
 from keras import ops
 
 from kerasattn.layers._checks import check_mask, check_rank, fmt
-from kerasattn.layers.recurrence import gru_step, scan
+from kerasattn.recurrence import gru_step, scan
 
 
 def reverse_index(lengths, width):
@@ -60,7 +56,7 @@ class EncoderGRU(keras.layers.Layer):
 
     Equal, on the real positions, to ``keras.layers.GRU`` /
     ``keras.layers.Bidirectional(GRU, merge_mode="concat")`` called with the same mask,
-    and faster on torch (see the module docstring).
+    computed in one loop for both directions (see the module docstring).
 
     Args:
         units: state size `u` of each direction.

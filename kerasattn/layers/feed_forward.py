@@ -17,8 +17,8 @@ class PositionwiseFeedForward(keras.layers.Layer):
 
     Args:
         d_ff: hidden width.
-        activation: activation of the hidden layer ("relu" in the paper; the seeds write
-            a generic sigma).
+        activation: activation of the hidden layer ("relu" in Vaswani et al. 2017; the
+            course notes write a generic sigma).
         dropout: dropout rate on the hidden activations.
 
     Call arguments:
@@ -58,10 +58,6 @@ class PositionwiseFeedForward(keras.layers.Layer):
                              f"(the size it was built with); received shape {fmt(s)}.")
         hidden = self.dropout_layer(self.dense_1(x), training=training)  # act(xW1+b1)
         return self.dense_2(hidden)  # (B, T, d_model)
-
-    def decode_step(self, x):
-        """Inference fast path (no dropout, no nested layer call): `act(x W1 + b1) W2 + b2`."""
-        return self.dense_2.call(self.dense_1.call(x))  # (B, d_model)
 
     def compute_output_shape(self, input_shape):
         return input_shape

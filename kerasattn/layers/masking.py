@@ -13,7 +13,6 @@ and a row with no allowed key at all (every ``m_ik`` False) gives a row of zeros
 from __future__ import annotations
 
 import keras
-import numpy as np
 from keras import ops
 
 
@@ -64,9 +63,39 @@ def combine_masks(*masks):
     return out
 
 
-def _large_negative(dtype):
-    # Same choice as keras.layers.Softmax: -1e9, or -3e4 where 1e9 overflows (float16).
-    return -3e4 if dtype == "float16" else -1e9
+# The largest finite value of each float dtype Keras computes in (float64 uses float32's,
+# so the filler stays finite where a backend computes float64 requests in float32).
+_FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
+              "float32": 3.4028234663852886e38, "float64": 3.4028234663852886e38}
+
+
+def mask_fill_value(dtype="float32"):
+    """The score given to masked entries before the softmax: finite in `dtype`.
+
+    Half the most negative finite value of `dtype` (-32752 in float16, about -1.7e38 in
+    bfloat16, float32 and float64): far below any real score, so `exp(fill - max_j e_j)` is exactly
+    0, yet a real score can still be added to it without overflowing to `-inf` (a fixed
+    -1e9 overflows float16).
+
+    Args:
+        dtype: a float dtype name (e.g. ``"bfloat16"`` under ``mixed_bfloat16``).
+
+    Returns:
+        A Python float.
+    """
+    dtype = keras.backend.standardize_dtype(dtype)
+    if dtype not in _FLOAT_MAX:
+        raise ValueError(f"mask_fill_value: `dtype` must be one of {tuple(_FLOAT_MAX)}; "
+                         f"received dtype={dtype!r}.")
+    return -0.5 * _FLOAT_MAX[dtype]
+
+
+def _softmax(x, axis):
+    """``ops.softmax``; over an axis of size 1 (a single key) the weight is 1, where
+    ``ops.softmax`` would warn that the result is constant."""
+    if x.shape[axis] == 1:
+        return ops.ones_like(x)
+    return ops.softmax(x, axis=axis)
 
 
 def masked_softmax(scores, mask=None, axis=-1):
@@ -82,64 +111,11 @@ def masked_softmax(scores, mask=None, axis=-1):
         are exactly 0, fully masked rows are all 0.
     """
     if mask is None:
-        return ops.softmax(scores, axis=axis)
+        return _softmax(scores, axis)
     mask = ops.cast(mask, "bool")
-    fill = _large_negative(keras.backend.standardize_dtype(scores.dtype))
-    filled = ops.where(mask, scores, ops.cast(fill, scores.dtype))  # e_ij or -inf-ish
-    weights = ops.softmax(filled, axis=axis)
+    fill = ops.full((), mask_fill_value(scores.dtype), dtype=scores.dtype)
+    filled = ops.where(mask, scores, fill)  # e_ij where kept, the finite filler elsewhere
+    weights = _softmax(filled, axis)
     # A fully masked row was softmax'ed over equal fillers (uniform): multiplying by the
-    # mask zeroes it, and leaves every other row unchanged (its masked entries are ~0).
+    # mask zeroes it, and leaves every other row unchanged (its masked entries are 0).
     return weights * ops.cast(mask, weights.dtype)
-
-
-def mask_bias(mask, dtype="float32"):
-    """A boolean mask as the additive terms of :func:`biased_softmax`, for use in a loop.
-
-    Args:
-        mask: boolean tensor, True = keep.
-        dtype: float dtype of the scores the terms will be added to.
-
-    Returns:
-        `(bias, keep)` shaped like `mask`: `bias` = 0 where kept and the large negative
-        filler elsewhere, `keep` = 1.0 / 0.0. A decoder that applies the same source mask
-        at every step computes them once per sentence.
-    """
-    mask = ops.cast(mask, "bool")
-    fill = _large_negative(keras.backend.standardize_dtype(dtype))
-    bias = ops.where(mask, ops.zeros((), dtype=dtype), ops.full((), fill, dtype=dtype))
-    return bias, ops.cast(mask, dtype)
-
-
-def causal_step_bias(index, max_length, dtype="float32"):
-    """``mask_bias`` of the causal mask at incremental-decoding step `index`.
-
-    Args:
-        index: the step `t`: an int (eager loop: the row is built in NumPy, no backend op
-            but the conversion) or a scalar int tensor (a compiled loop).
-        max_length: `T_max`, the width of the key/value cache.
-        dtype: float dtype of the attention scores.
-
-    Returns:
-        `(bias, keep)`, each `(1, T_max)`: keys `j <= t` kept. Computed once per step and
-        shared by every layer of a decoder stack.
-    """
-    dtype = keras.backend.standardize_dtype(dtype)
-    if isinstance(index, (int, np.integer)):
-        keep = (np.arange(max_length) <= int(index))[None]  # j <= t: (1, T_max)
-        bias = np.where(keep, 0.0, _large_negative(dtype)).astype("float32")
-        # built in float32, cast by the backend (NumPy knows bfloat16 only through ml_dtypes)
-        return (ops.convert_to_tensor(bias, dtype=dtype),
-                ops.convert_to_tensor(keep.astype("float32"), dtype=dtype))
-    keep = ops.cast(ops.less_equal(ops.arange(max_length, dtype="int32"),
-                                   ops.cast(index, "int32")), dtype)[None]  # (1, T_max)
-    return (keep - 1.0) * (-_large_negative(dtype)), keep  # bias: 0 kept, filler masked
-
-
-def biased_softmax(scores, bias, keep, axis=-1):
-    """:func:`masked_softmax` with the mask given as ``mask_bias(mask)``: 3 ops, not 6.
-
-    `softmax(e + bias) * keep`: the kept entries see a bias of 0, the masked ones a large
-    negative number (weight exactly 0 after the softmax), and `keep` zeroes a fully masked
-    row. Equal to ``masked_softmax(scores, mask, axis)`` (tested).
-    """
-    return ops.multiply(ops.softmax(ops.add(scores, bias), axis=axis), keep)

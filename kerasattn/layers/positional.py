@@ -1,4 +1,4 @@
-"""Sinusoidal positional encoding (Vaswani et al., 2017), interleaved as in the seeds:
+"""Sinusoidal positional encoding (Vaswani et al., 2017), sines and cosines interleaved:
 
     PE[p, 2i]   = sin(p / 10000^(2i / d_model))
     PE[p, 2i+1] = cos(p / 10000^(2i / d_model))
@@ -50,8 +50,7 @@ class PositionalEncoding(keras.layers.Layer):
         scale_inputs: if True, `c = sqrt(d_model)`, else `c = 1`. The paper multiplies the
             embedding weights by `sqrt(d_model)` (section 3.4): Keras embeddings start near
             +-0.05 while the table's entries are +-1, so unscaled, the position signal
-            drowns the word identity at the start of training (measured on the built-in
-            corpus: the Transformer's validation accuracy was 21 % after 3 epochs unscaled).
+            drowns the word identity at the start of training.
 
     Call arguments:
         x: embeddings `(B, T, d_model)` (mask passes through).
@@ -80,16 +79,13 @@ class PositionalEncoding(keras.layers.Layer):
     def build(self, input_shape):
         check_rank("PositionalEncoding", "x", input_shape, (3,), "(B, T, d_model)")
         self.d_model = int(input_shape[-1])
-        # Kept as a NumPy constant, not a tensor: build() may run inside a symbolic or
-        # traced scope (e.g. a parent layer's first call), where a tensor made here would
-        # be a tracer that must not outlive that scope.
-        # Cast once here: a traced start_index converts the whole table at every call (a
-        # decoding step), and a same-dtype conversion is ~3x cheaper than float64 -> float32.
-        self._table = _sinusoid_table(
-            self.max_length, self.d_model, max_wavelength=self.max_wavelength
-        )  # (max_length, d)
+        # A NumPy constant, not a tensor: build() may run inside a traced scope (a parent
+        # layer's first call), where a tensor made here would not outlive that scope.
+        table = _sinusoid_table(self.max_length, self.d_model,
+                                max_wavelength=self.max_wavelength)  # PE: (max_length, d)
         if self.compute_dtype in ("float16", "float32", "float64"):  # NumPy dtypes
-            self._table = self._table.astype(self.compute_dtype)
+            table = table.astype(self.compute_dtype)
+        self.table = table
         self.built = True
 
     def call(self, x, start_index=0, training=None):
@@ -112,39 +108,19 @@ class PositionalEncoding(keras.layers.Layer):
                 f"tensor of start positions; received `start_index` with shape "
                 f"{fmt(start_shape)}.")
         if len(start_shape) == 1:  # one start per row: positions s_b .. s_b + T - 1
-            table = ops.convert_to_tensor(self._table, dtype=self.compute_dtype)  # (max_length, d)
+            table = ops.convert_to_tensor(self.table, dtype=self.compute_dtype)  # (max_length, d)
             positions = (ops.expand_dims(ops.cast(start_index, "int32"), 1)
                          + ops.expand_dims(ops.arange(t, dtype="int32"), 0))  # (B, T)
             pe = ops.take(table, positions, axis=0)  # (B, T, d_model)
         elif isinstance(start_index, int) and isinstance(t, int):
             pe = ops.convert_to_tensor(
-                self._table[start_index:start_index + t], dtype=self.compute_dtype)[None]
+                self.table[start_index:start_index + t], dtype=self.compute_dtype)[None]
         else:  # a traced start or length: slice the constant table inside the graph
-            table = ops.convert_to_tensor(self._table, dtype=self.compute_dtype)  # (max_length, d)
+            table = ops.convert_to_tensor(self.table, dtype=self.compute_dtype)  # (max_length, d)
             pe = ops.slice(table, [start_index, 0], [t, self.d_model])[None]  # (1, T, d_model)
         if self.scale_inputs:
             x = x * ops.cast(np.sqrt(self.d_model), x.dtype)  # sqrt(d_model) * Embed(y)
         return self.dropout_layer(x + pe, training=training)  # (B, T, d_model)
-
-    def decode_step(self, x, index):
-        """Inference fast path for one position: `c x + PE[index]`, `(B, d)` -> `(B, d)`.
-
-        What ``call`` computes for `x[:, None]` with `start_index=index` (no dropout, no
-        shape checks): the incremental decoder places the token at its true position.
-        `index` is an int or a scalar int tensor (works under `jit`).
-        """
-        if isinstance(index, (int, np.integer)):  # eager loop: one row of the constant
-            if not 0 <= index < self.max_length:
-                raise ValueError(f"PositionalEncoding: `index` must be in [0, max_length="
-                                 f"{self.max_length}); received index={index}.")
-            pe = ops.convert_to_tensor(self._table[int(index)], dtype=self.compute_dtype)
-        else:  # traced step: index the table inside the graph
-            table = ops.convert_to_tensor(self._table, dtype=self.compute_dtype)  # (max_length, d)
-            pe = ops.take(table, ops.cast(index, "int32"), axis=0)  # PE[t]: (d_model,)
-        x = ops.convert_to_tensor(x, dtype=self.compute_dtype)
-        if self.scale_inputs:
-            x = x * ops.cast(np.sqrt(self.d_model), x.dtype)  # sqrt(d_model) * Embed(y)
-        return x + pe  # (B, d_model)
 
     def compute_output_shape(self, input_shape):
         return input_shape

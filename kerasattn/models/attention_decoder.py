@@ -22,10 +22,10 @@ from __future__ import annotations
 import keras
 from keras import ops
 
+from kerasattn import steps
 from kerasattn.layers import BahdanauAttention, MultiHeadCross
-from kerasattn.layers.masking import mask_bias
-from kerasattn.layers.recurrence import gru_step, scan
 from kerasattn.models.common import IncrementalDecoder
+from kerasattn.recurrence import gru_step, scan
 
 ATTENTIONS = ("additive", "multihead")
 
@@ -113,8 +113,9 @@ class AttentionGRUDecoder(keras.layers.Layer):
         `(K, V)`, each `(B, h, S, d_h)`. Neither depends on `s_{t-1}`, so recomputing them
         at every step (what a Python loop on torch would do) only wastes time.
         """
-        # additive: W_k h (B, S, units); multi-head: (K, V) = h_enc W_{k,v}, (B, h, S, d_h) each
-        return self.attention.project_memory(memory)
+        if self.attention_kind == "additive":
+            return self.attention.project_memory(memory)  # W_k h: (B, S, units)
+        return steps.project_memory(self.attention, memory)  # (K, V): (B, h, S, d_h) each
 
     def project_inputs(self, y):
         """The GRU's input projection of the previous tokens, `y_{t-1} W_y + b_x` `(..., 3u)`.
@@ -137,8 +138,6 @@ class AttentionGRUDecoder(keras.layers.Layer):
         w_c = kernel[kernel.shape[0] - context_dim:]  # (C, 3u)
         return w_c, self.cell.recurrent_kernel, self.cell.bias[1]
 
-    gru_step = staticmethod(gru_step)  # Keras's GRUCell math: see kerasattn.layers.recurrence
-
     def step(self, x_t, s_prev, memory, memory_mask=None, keys=None, training=None,
              x_proj=None, gru_weights=None, memory_bias=None):
         """One decoder step.
@@ -159,20 +158,20 @@ class AttentionGRUDecoder(keras.layers.Layer):
         if x_proj is None:
             x_proj = self.project_inputs(x_t)  # y_{t-1} W_y + b_x: (B, 3u)
         if self.attention_kind == "additive":
-            c_t, alpha = self.attention.attend_step(
-                s_prev, memory, memory_keys=keys, memory_mask=memory_mask,
+            c_t, alpha = steps.bahdanau_attend_step(
+                self.attention, s_prev, memory, memory_keys=keys, memory_mask=memory_mask,
                 training=training,
                 memory_bias=memory_bias)  # c_t = sum_j alpha_tj h_j: (B, D), (B, S)
             attention = alpha[:, None, :]  # (B, 1, S)
         else:
-            c_t, attention = self.attention.attend_step(
-                s_prev, keys, memory_mask=memory_mask, training=training,
+            c_t, attention = steps.attend_step(
+                self.attention, s_prev, keys, memory_mask=memory_mask, training=training,
                 memory_bias=memory_bias)  # c_t = MHA(s_{t-1}, h_enc): (B, C), (B, h, S)
         c_t = _as_dtype(c_t, x_proj)
         w_c, u, b_s = (self.step_weights(c_t.shape[-1]) if gru_weights is None
                        else gru_weights)
         x_proj = x_proj + ops.matmul(c_t, w_c)  # [y_{t-1}; c_t] W + b_x: (B, 3u)
-        s_t = self.gru_step(x_proj, s_prev, u, b_s)  # s_t = GRU([y_{t-1}; c_t], s_{t-1})
+        s_t = gru_step(x_proj, s_prev, u, b_s)  # s_t = GRU([y_{t-1}; c_t], s_{t-1})
         return s_t, c_t, attention
 
     def call(self, inputs, memory, initial_state, memory_mask=None,
@@ -184,7 +183,7 @@ class AttentionGRUDecoder(keras.layers.Layer):
         w0 = ops.zeros((batch, self.num_heads, src_len), dtype=initial_state.dtype)
         gru_weights = self.step_weights(c_dim)  # (W_c, U, b_s), sliced once
         bias = (None if memory_mask is None
-                else mask_bias(memory_mask, memory.dtype))  # (bias, keep): (B, S) each
+                else steps.mask_bias(memory_mask, memory.dtype))  # (bias, keep): (B, S) each
 
         def body(carry, x_proj_t):
             s_t, c_t, w_t = self.step(None, carry[0], memory, None, keys,

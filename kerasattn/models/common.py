@@ -151,7 +151,7 @@ class IncrementalDecoder(abc.ABC):
 
     def embed_step(self, token):
         """Target embedding of one token per row, `(B,)` -> `(B, E)`, without the layer
-        call machinery (decoding's fast path; see ``MultiHeadCross.self_attend_step``)."""
+        call machinery (decoding's fast path; see :mod:`kerasattn.steps`)."""
         return self.tgt_embedding.call(token)  # E[y]: (B, E)
 
 

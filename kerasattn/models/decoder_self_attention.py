@@ -18,6 +18,7 @@ import dataclasses
 import keras
 from keras import ops
 
+from kerasattn import steps
 from kerasattn.layers import AddNorm, MultiHeadCross
 from kerasattn.models.common import (IncrementalDecoder, ModelConfig, SourcePaddingMask,
                                      finish_model, model_inputs)
@@ -67,21 +68,24 @@ class DecoderSelfAttentionAdapter(IncrementalDecoder):
     def init_state(self, state, max_length):
         memory = state["encoder_memory"]
         batch = ops.shape(memory)[0]
-        k_self, v_self = self.self_attention.init_cache(batch, max_length, memory.dtype)
-        k_mem, v_mem = self.cross_attention.project_memory(memory)  # H_enc W_k, H_enc W_v
+        k_self, v_self = steps.init_cache(self.self_attention, batch, max_length,
+                                          memory.dtype)  # (B, h, T_max, d_h) each
+        k_mem, v_mem = steps.project_memory(self.cross_attention,
+                                            memory)  # H_enc W_k, H_enc W_v: (B, h, S, d_h)
         return {"mask": state["source_mask"], "s": state["bridge"],
                 "self_keys": k_self, "self_values": v_self,
                 "cross_keys": k_mem, "cross_values": v_mem}
 
     def step(self, token, state, t):
         x = self.embed_step(token)  # (B, d)
-        a1, w1, (k, v) = self.self_attention.self_attend_step(
-            x, (state["self_keys"], state["self_values"]), t)  # keys 0..t; (B, h, T_max)
-        y = self.add_norm_1.decode_step(x, a1)  # Y = LN(X + MHA(X, X, X, M_causal))
-        a2, w2 = self.cross_attention.attend_step(
-            y, (state["cross_keys"], state["cross_values"]),
+        a1, w1, (k, v) = steps.self_attend_step(
+            self.self_attention, x, (state["self_keys"], state["self_values"]),
+            t)  # MHA(X, X, X, M_causal) at t, keys 0..t; (B, h, T_max)
+        y = steps.add_norm_step(self.add_norm_1, x, a1)  # Y = LN(X + MHA(X, X, X, M_causal))
+        a2, w2 = steps.attend_step(
+            self.cross_attention, y, (state["cross_keys"], state["cross_values"]),
             memory_mask=state["mask"])  # MHA(Y, H_enc, H_enc): (B, d), (B, h, S)
-        z = self.add_norm_2.decode_step(y, a2)  # Z = LN(Y + MHA(Y, H_enc, H_enc))
+        z = steps.add_norm_step(self.add_norm_2, y, a2)  # Z = LN(Y + MHA(Y, H_enc, H_enc))
         s_t, _ = self.cell(z, [state["s"]])  # s_t = GRU(z_t, s_{t-1})
         logits = self.output_projection.call(s_t)  # (B, V)
         attention = {"self": w1[:, None],  # (B, 1, h, T_max)

@@ -2,7 +2,8 @@
 
 No recurrence left: the encoder is N blocks of [MHA + AddNorm, FFN + AddNorm] over
 ``PE(Embed(x))`` (padding masked), the decoder is step 4's stack of masked self-attention,
-cross-attention and FFN blocks. Post-norm, sinusoidal positions, as in the seeds.
+cross-attention and FFN blocks. Post-norm and sinusoidal positions, as
+in the paper.
 """
 from __future__ import annotations
 

@@ -9,8 +9,9 @@ Training (teacher forcing, all positions at once):
 Incremental decoding feeds one token at output position t:
 
 - the token's embedding gets ``PE[t]``, its true position (d2l adds ``PE[0]`` every step);
-- each block's self-attention writes the new key/value into a `(B, 2, T_max, h, d_h)`
-  cache at index t and attends to cached keys ``0..t`` (the causal mask at step t);
+- each block's self-attention writes the new key/value into slot t of its cache, a pair
+  `(K, V)` of `(B, h, T_max, d_h)` tensors, and attends to cached keys ``0..t`` (the
+  causal mask at step t);
 - each block's cross-attention keys/values ``H_enc W_k``, ``H_enc W_v`` are projected once
   per sentence (a cross cache) instead of at every step.
 """
@@ -19,8 +20,8 @@ from __future__ import annotations
 import keras
 from keras import ops
 
+from kerasattn import steps
 from kerasattn.layers import PositionalEncoding, RandomPositionShift, TransformerDecoderBlock
-from kerasattn.layers.masking import causal_step_bias, mask_bias
 from kerasattn.models.common import IncrementalDecoder
 
 
@@ -92,24 +93,28 @@ class TransformerDecoderAdapter(IncrementalDecoder):
         memory = state["encoder_memory"]
         batch = ops.shape(memory)[0]
         new = {"mask": state["source_mask"]}
-        new["mask_bias"], new["mask_keep"] = mask_bias(state["source_mask"], memory.dtype)
+        new["mask_bias"], new["mask_keep"] = steps.mask_bias(state["source_mask"],
+                                                             memory.dtype)  # (B, S) each
         for i, block in enumerate(self.blocks):
-            k, v = block.self_attention.init_cache(batch, max_length, memory.dtype)
+            k, v = steps.init_cache(block.self_attention, batch, max_length,
+                                    memory.dtype)  # (B, h, T_max, d_h) each
             new[f"self_keys_{i}"], new[f"self_values_{i}"] = k, v
-            k, v = block.cross_attention.project_memory(memory)  # H_enc W_k, H_enc W_v
+            k, v = steps.project_memory(block.cross_attention,
+                                        memory)  # H_enc W_k, H_enc W_v: (B, h, S, d_h)
             new[f"cross_keys_{i}"], new[f"cross_values_{i}"] = k, v
         return new
 
     def step(self, token, state, t):
-        x = self.positional.decode_step(self.embed_step(token), t)  # Embed(y_{t-1}) + PE[t]
+        x = steps.positional_step(self.positional, self.embed_step(token),
+                                  t)  # sqrt(d) Embed(y_{t-1}) + PE[t]: (B, d_model)
         new_state = dict(state)
         self_w, cross_w = [], []
         keys = state["self_keys_0"]  # (B, h, T_max, d_h)
-        causal = causal_step_bias(t, keys.shape[2], keys.dtype)  # j <= t: (1, T_max) each
+        causal = steps.causal_step_bias(t, keys.shape[2], keys.dtype)  # j <= t: (1, T_max)
         padding = (state["mask_bias"], state["mask_keep"])  # (B, S) each
         for i, block in enumerate(self.blocks):
-            x, (k, v), w1, w2 = block.decode_step(
-                x, (state[f"self_keys_{i}"], state[f"self_values_{i}"]),
+            x, (k, v), w1, w2 = steps.decoder_block_step(
+                block, x, (state[f"self_keys_{i}"], state[f"self_values_{i}"]),
                 (state[f"cross_keys_{i}"], state[f"cross_values_{i}"]), t,
                 self_attention_bias=causal,
                 encoder_padding_bias=padding)  # (B, d); keys 0..t; (B, h, T_max|S)

@@ -13,9 +13,9 @@ B, T, S_MAX, H, D_H = 2, 4, 6, 2, 3
 
 
 def build(rng):
-    return {"q": rng.normal(size=(B, T, H, D_H)), "k": rng.normal(size=(B, T, H, D_H)),
-            "v": rng.normal(size=(B, T, H, D_H)),
-            "stale": rng.normal(size=(B, 2, S_MAX, H, D_H)) * 2}
+    return {"q": rng.normal(size=(B, H, T, D_H)), "k": rng.normal(size=(B, H, T, D_H)),
+            "v": rng.normal(size=(B, H, T, D_H)),
+            "stale": rng.normal(size=(2, B, H, S_MAX, D_H)) * 2}  # stale (K, V)
 
 
 def run(student, inputs):
@@ -26,43 +26,47 @@ def run(student, inputs):
         return keras.ops.convert_to_tensor(np.asarray(x), dtype="float32")
 
     q, k, v = t(inputs["q"]), t(inputs["k"]), t(inputs["v"])
-    cache = t(inputs["stale"])
+    cache = (t(inputs["stale"][0]), t(inputs["stale"][1]))  # (K, V): (B, h, S_max, d_h)
     outs = []
     for step in range(T):
         out, cache = student.cached_attention_step(
-            q[:, step:step + 1], k[:, step:step + 1], v[:, step:step + 1], cache, step)
+            q[:, :, step:step + 1], k[:, :, step:step + 1], v[:, :, step:step + 1], cache,
+            step)
         outs.append(out)
-    return {"outputs": ops.concatenate(outs, axis=1), "cache": cache}
+    keys, values = cache
+    return {"outputs": ops.concatenate(outs, axis=2),  # (B, h, T, d_h)
+            "cache": ops.stack([keys, values], axis=0)}  # (2, B, h, S_max, d_h)
 
 
 def _full(i, mask_fn=None, scale=True):
     """Row t of full attention over the (stale-filled) cache after writing steps 0..t."""
     from kerasattn.reference import masked_softmax
 
-    keys, values = i["stale"][:, 0].copy(), i["stale"][:, 1].copy()  # (B, S_max, h, d_h)
-    keys[:, :T], values[:, :T] = i["k"], i["v"]
-    out = np.zeros((B, T, H, D_H))
+    keys, values = i["stale"][0].copy(), i["stale"][1].copy()  # (B, h, S_max, d_h)
+    keys[:, :, :T], values[:, :, :T] = i["k"], i["v"]
+    out = np.zeros((B, H, T, D_H))
     for step in range(T):
-        k_now, v_now = i["stale"][:, 0].copy(), i["stale"][:, 1].copy()
-        k_now[:, :step + 1], v_now[:, :step + 1] = i["k"][:, :step + 1], i["v"][:, :step + 1]
-        s = np.einsum("bhd,bkhd->bhk", i["q"][:, step], k_now)
+        k_now, v_now = i["stale"][0].copy(), i["stale"][1].copy()
+        k_now[:, :, :step + 1] = i["k"][:, :, :step + 1]
+        v_now[:, :, :step + 1] = i["v"][:, :, :step + 1]
+        s = np.einsum("bhd,bhkd->bhk", i["q"][:, :, step], k_now)
         if scale:
             s = s / np.sqrt(D_H)
         allowed = np.arange(S_MAX) <= step if mask_fn is None else mask_fn(step)
         w = masked_softmax(s, allowed[None, None, :])  # (B, h, S_max)
-        out[:, step] = np.einsum("bhk,bkhd->bhd", w, v_now)
-    return out, np.stack([keys, values], axis=1)
+        out[:, :, step] = np.einsum("bhk,bhkd->bhd", w, v_now)
+    return out, np.stack([keys, values], axis=0)
 
 
 def expected(inputs):
     from kerasattn.reference import scaled_dot_product_attention, causal_mask
 
-    # Full causal self-attention over the T new tokens, heads moved next to the batch.
-    q, k, v = (np.transpose(inputs[n], (0, 2, 1, 3)) for n in ("q", "k", "v"))
+    # Full causal self-attention over the T new tokens (head-major, as the cache).
+    q, k, v = inputs["q"], inputs["k"], inputs["v"]  # (B, h, T, d_h)
     out, _ = scaled_dot_product_attention(q, k, v, causal_mask(T))  # (B, h, T, d_h)
-    cache = inputs["stale"].copy()
-    cache[:, 0, :T], cache[:, 1, :T] = inputs["k"], inputs["v"]
-    return {"outputs": np.transpose(out, (0, 2, 1, 3)), "cache": cache}
+    cache = inputs["stale"].copy()  # (2, B, h, S_max, d_h)
+    cache[0, :, :, :T], cache[1, :, :, :T] = k, v
+    return {"outputs": out, "cache": cache}
 
 
 def _unmasked(i):
@@ -85,6 +89,7 @@ SPEC = Spec(
     exercise="11_kv_cache_step",
     title="One incremental decoding step with a K/V cache",
     forbidden=["kerasattn.layers.multi_head", "kerasattn.layers.MultiHeadCross",
+               "kerasattn.steps",
                "kerasattn.layers.decoder_block", "kerasattn.layers.TransformerDecoderBlock",
                "kerasattn.models", "kerasattn.decoding", "keras.layers.MultiHeadAttention",
                "keras_hub", "keras_nlp"],
@@ -102,7 +107,7 @@ SPEC = Spec(
                 case="steps", output="cache", points=3, atol=1e-6, variants=[
                     Variant("cache not updated (returned the old cache)", _not_written,
                             "Write k_t and v_t with ops.slice_update and return the "
-                            "updated cache.")]),
+                            "updated pair (K, V).")]),
         Property("outputs are finite", case="steps", fn=P.all_finite("outputs"), points=1),
     ],
 )
