@@ -42,8 +42,8 @@ that the loss is 0 when the attention never returns to a covered position, and t
 weight receives a gradient.
 
 You may use the kit's ``masked_softmax`` (exercise 03). You may not use the kit's
-attention layers (``kerasattn.layers.BahdanauAttention`` and its coverage option), its
-models or its decoding code (which has a coverage penalty).
+attention layers (``kerasattn.layers.BahdanauAttention``), its
+models, its training code, its decoding steps (``kerasattn.steps``) or its decoding code.
 
 Hints:
     * ``w_c c_tj`` is a vector of size ``a`` for every position j:

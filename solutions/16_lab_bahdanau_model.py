@@ -48,7 +48,8 @@ change nothing) and that every trainable weight receives a gradient.
 You may use the kit's ``BahdanauAttention`` (exercise 04; created for you) and Keras's
 layers. You may not use the kit's own Bahdanau model or decoder (``kerasattn.models``:
 ``AttentionGRUDecoder``, the ``bahdanau`` builder), its encoder (``EncoderGRU``), its
-recurrence helpers (``kerasattn.layers.recurrence``), its training or decoding code.
+recurrence helpers (``kerasattn.recurrence``), its decoding steps (``kerasattn.steps``),
+its training or decoding code.
 
 Hints:
     * ``Bidirectional(GRU(..., return_state=True))`` called with ``mask=`` returns

@@ -228,7 +228,7 @@ SPEC = Spec(
     exercise="16_lab_bahdanau_model",
     title="The lab model: BiGRU encoder and Bahdanau attention decoder",
     forbidden=["kerasattn.models", "kerasattn.layers.encoder_gru",
-               "kerasattn.layers.EncoderGRU", "kerasattn.layers.recurrence",
+               "kerasattn.layers.EncoderGRU", "kerasattn.recurrence", "kerasattn.steps",
                "kerasattn.training", "kerasattn.decoding", "keras_hub", "keras_nlp"],
     cases=[Case("model", build_model, run_model, expected_model, timeout=120),
            Case("step", build_step, run_step, expected_step, seed=1, timeout=120)],

@@ -189,7 +189,7 @@ SPEC = Spec(
     exercise="18_coverage",
     title="Coverage attention and the coverage loss",
     forbidden=["kerasattn.layers.bahdanau", "kerasattn.layers.BahdanauAttention",
-               "kerasattn.models", "kerasattn.decoding", "kerasattn.training",
+               "kerasattn.models", "kerasattn.decoding", "kerasattn.training", "kerasattn.steps",
                "keras.layers.AdditiveAttention", "keras.layers.Attention",
                "keras.layers.MultiHeadAttention"],
     cases=[Case("layer", build_layer, run_layer, expected_layer),
