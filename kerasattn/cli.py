@@ -270,7 +270,8 @@ def cmd_grade(grade_args: list[str]) -> int:
 
 
 _COMMANDS = {"lesson": cmd_lesson, "train": cmd_train, "translate": cmd_translate,
-             "backends": cmd_backends, "notebook": cmd_notebook, "_backend_worker": cmd_backend_worker}
+             "backends": cmd_backends, "notebook": cmd_notebook,
+             "_backend_worker": cmd_backend_worker}
 
 
 def main(argv: list[str] | None = None) -> int:
