@@ -281,3 +281,21 @@ def test_lesson_notebook_runs_on_a_jupyter_kernel_with_figures_inline(tmp_path, 
         assert isinstance(image.data["image/png"], str) and len(image.data["image/png"]) > 1000
     assert (tmp_path / "outputs" / "lessons" / f"lesson_{EXECUTED_LESSON:02d}" /
             "results.json").is_file()
+
+
+def test_make_notebooks_and_the_declared_dependencies():
+    """`make notebooks` runs a command this parser accepts; jupytext is a core dependency
+    (`kerasattn notebook` needs it), nbclient and ipykernel are in the dev extra (this test
+    file needs them)."""
+    make = (ROOT / "Makefile").read_text(encoding="utf-8")
+    recipe = re.search(r"^notebooks:.*\n\t(.+)$", make, re.M)
+    assert recipe, "Makefile has no `notebooks` target"
+    words = recipe.group(1).split()
+    assert words[0] == "$(VENV)/bin/kerasattn"
+    args = cli.build_parser().parse_args(words[1:])
+    assert args.command == "notebook" and args.all
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    core = re.search(r"^dependencies = \[(.*?)^\]", pyproject, re.M | re.S).group(1)
+    dev = re.search(r"^dev = \[(.*)\]$", pyproject, re.M).group(1)
+    assert '"jupytext>=' in core
+    assert '"nbclient>=' in dev and '"ipykernel>=' in dev

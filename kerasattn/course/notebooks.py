@@ -39,10 +39,10 @@ mean nothing about quality); with no options the lesson trains for its default b
 few minutes on a CPU. Edit the cell, then restart the kernel to change the backend (Keras
 fixes it when it is first imported).
 
-**In Google Colab**, install the kit first: the first line of the next cell,
-`%pip install ...`, installs it from the course's repository (then restart the session if
-Colab asks). The figures show inline and are also saved under
-`./outputs/lessons/lesson_{number:02d}/`."""
+**In Google Colab** (or a Jupyter without the kit), install the kit first with the
+`%pip install` line of the next cell (uncomment it if it is commented out, with the address
+of the course's copy of the kit), then restart the session if Colab asks. The figures show
+inline and are also saved under `./outputs/lessons/lesson_{number:02d}/`."""
 
 
 def _setup_source(backend: str | None, options: str, pip_spec: str | None) -> str:
