@@ -3,13 +3,14 @@
 #   make test     -> installs into .venv, runs the whole suite once per backend (tensorflow, jax, torch)
 #   make test-fast -> the quick loop: no lesson runs, no slow or cross-backend tests
 #   make bench    -> runs every benchmark in its short mode and prints the figures
+#   make notebooks -> the six lessons as Jupyter / Colab notebooks in outputs/notebooks/
 #   make results  -> every lesson on every backend (about 90 minutes), then the README's results table
 VENV   ?= .venv
 PYTHON ?= python3
 PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.kerasattn-installed
 
-.PHONY: install lesson test test-fast lint bench results clean
+.PHONY: install lesson test test-fast lint bench notebooks results clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +36,9 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) tools/run_benchmarks.py
+
+notebooks: $(STAMP)
+	$(VENV)/bin/kerasattn notebook --all --out outputs/notebooks
 
 results: $(STAMP)
 	for b in tensorflow jax torch; do for n in 0 1 2 3 4 5; do \

@@ -7,6 +7,7 @@ Usage (also ``python -m kerasattn ...``)::
     kerasattn translate CHECKPOINT "sentence" [--beam K] [--attention]
     kerasattn backends [--model NAME] [--checkpoint DIR] [--quick]
     kerasattn grade [PATH ...] [--backend ...] [--format ...]
+    kerasattn notebook N [N ...] | --all [--out DIR] [--quick] [--options=OPTS] [--pip SPEC]
 
 ``--backend tensorflow|jax|torch`` works before or after the subcommand. Keras fixes its
 backend when it is first imported, so this module imports no keras at the top: it sets
@@ -114,6 +115,21 @@ def build_parser() -> argparse.ArgumentParser:
                    help="comma-separated backends to compare (default: every installed one)")
     p.add_argument("--out", metavar="DIR", help="work directory (default: "
                                                 "./outputs/backends_demo)")
+    _add_backend(p, argparse.SUPPRESS)
+
+    p = sub.add_parser("notebook", help="write lessons as Jupyter / Colab notebooks (.ipynb)")
+    p.add_argument("numbers", type=int, nargs="*", metavar="N", help="lesson number(s)")
+    p.add_argument("--all", action="store_true", help="every lesson")
+    p.add_argument("--out", metavar="DIR", help="folder (default: ./outputs/notebooks)")
+    p.add_argument("--quick", action="store_true",
+                   help="the set-up cell runs the lesson with --quick (tiny, seconds)")
+    p.add_argument("--options", default="", metavar="OPTS",
+                   help="other lesson options the set-up cell passes, as one string: "
+                        "--options=\"--minutes 2 --seed 1\" (default: none)")
+    p.add_argument("--pip", metavar="SPEC",
+                   help="a pip requirement the set-up cell installs (for Colab), e.g. "
+                        "\"kerasattn @ git+https://github.com/OWNER/kerasattn.git\" "
+                        "(default: a commented install line)")
     _add_backend(p, argparse.SUPPRESS)
 
     p = sub.add_parser("grade", help="grade exercise files (see `kerasattn grade --help`)",
@@ -227,6 +243,24 @@ def cmd_backend_worker(args) -> int:
     return backend_worker(args.checkpoint, args.request, args.result)
 
 
+def cmd_notebook(args) -> int:
+    from kerasattn.course import notebooks
+
+    if args.all == bool(args.numbers):
+        raise UsageError(f"give lesson number(s) or --all (not both); received "
+                         f"{args.numbers or 'none'}{' and --all' if args.all else ''}")
+    numbers = notebooks.all_lesson_numbers() if args.all else args.numbers
+    # the set-up cell selects a backend only when --backend is given ($KERAS_BACKEND is not)
+    written = notebooks.write_notebooks(numbers, Path(args.out) if args.out else None,
+                                        backend=args.backend,
+                                        options=" ".join(filter(None, [
+                                            "--quick" if args.quick else "", args.options])),
+                                        pip_spec=args.pip)
+    for path in written:
+        print(path)
+    return 0
+
+
 def cmd_grade(grade_args: list[str]) -> int:
     try:
         from kerasattn.grader import main as grader_main
@@ -236,7 +270,8 @@ def cmd_grade(grade_args: list[str]) -> int:
 
 
 _COMMANDS = {"lesson": cmd_lesson, "train": cmd_train, "translate": cmd_translate,
-             "backends": cmd_backends, "_backend_worker": cmd_backend_worker}
+             "backends": cmd_backends, "notebook": cmd_notebook,
+             "_backend_worker": cmd_backend_worker}
 
 
 def main(argv: list[str] | None = None) -> int:

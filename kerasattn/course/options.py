@@ -14,6 +14,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import re
+import shlex
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -22,7 +24,7 @@ from kerasattn._env import BACKENDS, UsageError, check_model_name, select_backen
 
 __all__ = ["Settings", "add_run_options", "settings_from_args", "parse_lesson_args",
            "run_options_argv", "check_data_path", "check_model_name", "OUTPUTS",
-           "lesson_out_dir", "checkpoint_dir"]
+           "lesson_out_dir", "checkpoint_dir", "LESSON_ARGS_ENV"]
 
 # Default: the full built-in corpus (10,000 training pairs), the whole test split, at most
 # DEFAULT_EPOCHS epochs with early stopping, each model's recommended learning rate and
@@ -40,6 +42,10 @@ QUICK_MAX_DECODE = 8        # quick models never learn <eos>: cap the output len
 QUICK_HPARAMS = dict(  # applied only to fields a model's config actually has
     embed_dim=16, units=16, attention_units=16, d_model=16, num_heads=2, d_ff=32,
     num_encoder_blocks=1, num_encoder_layers=1, num_decoder_layers=1, dropout=0.0)
+
+LESSON_ARGS_ENV = "KERASATTN_LESSON_ARGS"
+"""Inside a notebook, the lesson's options as one command-line string (e.g. ``--quick``):
+the kernel's own ``sys.argv`` (``-f kernel.json``) is not the lesson's."""
 
 OUTPUTS = Path("outputs")
 """Root of everything the kit writes, relative to the current directory."""
@@ -211,17 +217,42 @@ def settings_from_args(args: argparse.Namespace, out: Path, n_models: int = 1) -
                     minutes=minutes or None, train_size=args.train_size, n_models=n_models)
 
 
+def in_notebook() -> bool:
+    """True inside an IPython kernel (Jupyter, Colab), whose ``sys.argv`` is the kernel's
+    (``-f kernel.json``); False when ``sys.argv`` names a lesson script, as when
+    ``kerasattn.cli.main(["lesson", ...])`` runs one from a notebook."""
+    return "ipykernel" in sys.modules and not re.fullmatch(r"\d\d_\w+\.py",
+                                                            Path(sys.argv[0]).name)
+
+
+def notebook_argv() -> list[str]:
+    """The lesson options of a notebook: ``$KERASATTN_LESSON_ARGS`` split like a shell.
+
+    Raises:
+        UsageError: the value does not split (an unclosed quote), naming the variable.
+    """
+    value = os.environ.get(LESSON_ARGS_ENV, "")
+    try:
+        return shlex.split(value)
+    except ValueError as exc:
+        raise UsageError(f"{LESSON_ARGS_ENV} must be lesson options like '--quick'; "
+                         f"received {value!r} ({exc})") from None
+
+
 def parse_lesson_args(number: int, description: str, argv: Sequence[str] | None = None,
                       n_models: int = 1) -> Settings:
     """Parse a lesson's options (see the module docstring); select the Keras backend.
 
     ``--backend`` sets ``KERAS_BACKEND``, so call this before keras is imported. Inside a
-    notebook (which passes its own ``-f kernel.json`` arguments) the defaults are used.
+    notebook (an IPython kernel, whose ``sys.argv`` holds its own ``-f kernel.json``) the
+    options are read from the environment variable ``KERASATTN_LESSON_ARGS`` instead (e.g.
+    ``"--quick"``; unset or empty: the defaults), which a lesson notebook's set-up cell sets.
 
     Args:
         number: the lesson number (for the default output folder).
         description: shown by ``--help``.
-        argv: arguments (default ``sys.argv[1:]``).
+        argv: arguments (default ``sys.argv[1:]``, in a notebook
+            ``$KERASATTN_LESSON_ARGS``).
         n_models: models the lesson trains; the default time budget is split among them.
 
     Returns:
@@ -230,12 +261,9 @@ def parse_lesson_args(number: int, description: str, argv: Sequence[str] | None 
     parser = argparse.ArgumentParser(prog=f"lesson {number:02d}", description=description)
     add_run_options(parser, out_default=str(lesson_out_dir(number)),
                     minutes_default=f"{DEFAULT_MINUTES / max(1, n_models):g}")
-    in_notebook = "ipykernel" in sys.modules
     if argv is None:
-        argv = [] if in_notebook else sys.argv[1:]
-    args, unknown = parser.parse_known_args(list(argv))
-    if unknown and not in_notebook:
-        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+        argv = notebook_argv() if in_notebook() else sys.argv[1:]
+    args = parser.parse_args(list(argv))
     try:
         select_backend(getattr(args, "backend", None))
         return settings_from_args(args, lesson_out_dir(number), n_models=n_models)
