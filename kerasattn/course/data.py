@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from kerasattn._env import UsageError
 from kerasattn.course.options import DEFAULT_SIZES, QUICK_SIZES, Settings, check_data_path
 
 
@@ -110,7 +111,17 @@ def _load_real(settings: Settings) -> LessonData:
     from kerasattn.metrics import group_references
 
     value = check_data_path(settings.data)
-    path = kdata.resolve_data(str(value))
+    if isinstance(value, str):  # a language code: fetched once into the Keras cache
+        import os
+
+        try:
+            path = kdata.fetch_tatoeba(value, url=os.environ.get("KERASATTN_DATA_URL") or None)
+        except kdata.TatoebaDownloadError:
+            raise UsageError(f"--data {value}: could not download the corpus (no network?): "
+                             f"pass a local manythings/Tatoeba file with --data PATH, or "
+                             f"leave out --data to use the built-in corpus") from None
+    else:
+        path = kdata.resolve_data(str(value))
     corpus = kdata.load_tatoeba(path=str(path), seed=settings.seed, reverse=settings.reverse)
     info = corpus.info or {}
     what = f"Tatoeba file {path}"
