@@ -26,6 +26,7 @@ class LessonData:
         test_sources, test_references: the test split grouped by source sentence
             (:func:`kerasattn.metrics.group_references`), for multi-reference BLEU.
         recipe_lines: why the tokenizer and its size were chosen (to print).
+        tokenizer_asked: ``--tokenizer`` when not ``auto`` (else None: the recipe chose).
     """
 
     corpus: object
@@ -44,6 +45,7 @@ class LessonData:
     test_sources: list = dataclasses.field(default_factory=list)
     test_references: list = dataclasses.field(default_factory=list)
     recipe_lines: list = dataclasses.field(default_factory=list)
+    tokenizer_asked: str | None = None
 
     @property
     def bleu_tokenize(self) -> str:
@@ -59,8 +61,9 @@ class LessonData:
             return None
         from kerasattn.recipes import recipe_for
 
-        r = recipe_for(name, self.stats, tokenizer=self.tokenizer)
+        r = recipe_for(name, self.stats, tokenizer=self.tokenizer_asked)
         r.max_train_tokens = self.max_train_tokens
+        r.reasons += [line for line in self.recipe_lines if "left out" in line]
         if "max_length" in r.model_kwargs and self.max_train_tokens:
             r.model_kwargs["max_length"] = max(256, 2 * self.max_train_tokens)
         return r
@@ -157,4 +160,5 @@ def _load_real(settings: Settings) -> LessonData:
                       max_train_tokens=prepared.recipe.max_train_tokens,
                       src_lang=str(info.get("src_lang", "en")),
                       tgt_lang=str(info.get("tgt_lang", "fr")), test_sources=sources,
-                      test_references=references, recipe_lines=lines)
+                      test_references=references, recipe_lines=lines,
+                      tokenizer_asked=tokenizer)

@@ -23,7 +23,8 @@ class Trained:
     hparams: dict
     torch_threads: int | None = None  # intra-op threads torch trained with (else None)
     recipe: object = None       # the data-driven Recipe on a real corpus (else None)
-    precision: str = "float32"  # the Keras dtype policy it trained with
+    precision: str = "float32"  # the Keras dtype policy it trained with (the returned
+    #                             model is float32 either way)
 
 
 def model_hparams(name: str, quick: bool, **overrides) -> dict:
@@ -115,11 +116,18 @@ def train_model(name: str, data: LessonData, settings: Settings, verbose: int | 
     start = time.perf_counter()
     result = training.train(model, data.train, data.valid, **kwargs)
     wall = time.perf_counter() - start
+    precision = keras.config.dtype_policy().name
+    if precision != "float32":
+        # mixed precision keeps float32 master weights: decode and save in float32
+        set_mixed_precision(None)
+        trained_model = model
+        model, _ = build(name, data, quick=settings.quick, **hparams)
+        model.set_weights(trained_model.get_weights())
     return Trained(name=name, model=model, history=result.history,
                    train_seconds=float(result.train_seconds or wall),
                    tokens_per_second=result.tokens_per_second, epochs_run=result.epochs_run,
                    params=int(model.count_params()), hparams=hp,
                    torch_threads=result.torch_threads, recipe=recipe,
-                   precision=keras.config.dtype_policy().name)
+                   precision=precision)
 
 
