@@ -17,8 +17,9 @@ called from a running program) it re-runs the command in a fresh process.
 
 RUN OPTIONS are the same for ``lesson``, ``train`` and ``python lessons/0N_*.py``
 (:mod:`kerasattn.course.options`): ``--quick --data --tokenizer --reverse --out --epochs
---minutes --seed --train-size --torch-threads --mixed-precision --backend``. This module only parses and dispatches; the work is
-done by :mod:`kerasattn.course`, imported when a command runs.
+--minutes --seed --train-size --torch-threads --mixed-precision --backend``. This module
+only parses and dispatches; the work is done by :mod:`kerasattn.course`, imported when a
+command runs.
 """
 from __future__ import annotations
 
