@@ -101,7 +101,7 @@ def test_readme_commands_run_in_quick_mode(tmp_path):
     # committed excerpt into a scratch Keras cache (tests never use the network)
     import zipfile
 
-    archive = tmp_path / "excerpt-eng.zip"
+    archive = tmp_path / "jpn-eng.zip"
     with zipfile.ZipFile(archive, "w") as zf:
         zf.write(ROOT / "tests" / "data" / "jpn-eng-excerpt.txt", "jpn.txt")
     download_env = dict(KERASATTN_DATA_URL=archive.as_uri(),

@@ -125,7 +125,9 @@ def _load_real(settings: Settings) -> LessonData:
                              f"leave out --data to use the built-in corpus") from None
     else:
         path = kdata.resolve_data(str(value))
-    corpus = kdata.load_tatoeba(path=str(path), seed=settings.seed, reverse=settings.reverse)
+    # a language code names the other language even when a mirror's file name does not
+    corpus = kdata.load_tatoeba(path=str(path), seed=settings.seed, reverse=settings.reverse,
+                                lang=value if isinstance(value, str) else None)
     info = corpus.info or {}
     what = f"Tatoeba file {path}"
     report = getattr(corpus, "report", None)
