@@ -226,3 +226,12 @@ def test_lesson_00_on_real_data_is_the_lab(tmp_path, capfd):
                 "attention_bahdanau.png", "attention_bahdanau_longer.png"):
         assert (out / fig).is_file(), fig
     assert "attention_bahdanau_european_economic_area.png" not in record["figures"]
+
+
+def test_data_language_code_offline_is_one_clear_sentence(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("KERASATTN_DATA_URL", (tmp_path / "missing-deu.zip").as_uri())
+    rc = cli.main(["train", "seq2seq", "--quick", "--data", "deu", "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in err
+    assert "--data deu: could not download" in err and "--data PATH" in err
+    assert "built-in corpus" in err

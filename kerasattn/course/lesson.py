@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import platform
+import sys
 import time
 from pathlib import Path
 from typing import Sequence
@@ -55,7 +56,13 @@ class Lesson:
     @property
     def data(self) -> LessonData:
         if self._data is None:
-            self._data = load_data(self.settings)
+            from kerasattn._env import UsageError
+
+            try:
+                self._data = load_data(self.settings)
+            except UsageError as exc:  # e.g. --data LANG with no network: no traceback
+                print(f"lesson {self.number:02d}: error: {exc}", file=sys.stderr)
+                raise SystemExit(2) from None
             d = self._data
             print(f"data: {d.description}; vocabularies {len(d.src_vocab)} ({d.src_lang}) "
                   f"/ {len(d.tgt_vocab)} ({d.tgt_lang}), {d.tokenizer} tokens", flush=True)
