@@ -65,6 +65,55 @@ def describe_backend() -> dict:
     return info
 
 
+def compute_device() -> str:
+    """Where the current backend runs its computations, e.g. ``"cpu"`` or
+    ``"gpu (NVIDIA A100, 1 device)"``: the first accelerator the backend sees, else the CPU.
+    Nothing in the kit pins a device; this only reports the backend's own choice."""
+    backend = keras.backend.backend()
+    kinds = []
+    if backend == "torch":
+        import torch
+
+        if torch.cuda.is_available():
+            n = torch.cuda.device_count()
+            return f"gpu ({torch.cuda.get_device_name(0)}, {n} device{'s' * (n > 1)})"
+        mps = getattr(torch.backends, "mps", None)
+        return "mps" if mps is not None and mps.is_available() else "cpu"
+    if backend == "jax":
+        import jax
+
+        kinds = [(d.platform, getattr(d, "device_kind", d.platform)) for d in jax.devices()]
+    elif backend == "tensorflow":
+        import tensorflow as tf
+
+        gpus = tf.config.list_logical_devices("GPU")
+        kinds = [("gpu", d.name) for d in gpus] or [("cpu", "cpu")]
+    if not kinds or kinds[0][0] == "cpu":
+        return "cpu"
+    n = len(kinds)
+    return f"{kinds[0][0]} ({kinds[0][1]}, {n} device{'s' * (n > 1)})"
+
+
+def set_mixed_precision(policy: str | None) -> str:
+    """Set the global Keras dtype policy before a model is built.
+
+    Args:
+        policy: None or ``"float32"`` (full precision), ``"auto"`` (``mixed_float16`` on a
+            GPU, ``mixed_bfloat16`` elsewhere: CPUs have no fast float16), ``"mixed_float16"``
+            or ``"mixed_bfloat16"``.
+
+    Returns:
+        The policy name now in force.
+    """
+    allowed = (None, "float32", "auto", "mixed_float16", "mixed_bfloat16")
+    if policy not in allowed:
+        raise ValueError(f"policy must be one of {allowed}; received {policy!r}")
+    if policy == "auto":
+        policy = "mixed_float16" if compute_device().startswith("gpu") else "mixed_bfloat16"
+    keras.config.set_dtype_policy(policy or "float32")
+    return keras.config.dtype_policy().name
+
+
 def _proc_stat_times(path="/proc/stat"):
     """`(total, idle)` jiffies of all cores from Linux's ``/proc/stat`` (idle includes iowait)."""
     with open(path) as f:

@@ -5,6 +5,8 @@ Usage (also ``python -m kerasattn ...``)::
     kerasattn lesson N [RUN OPTIONS]
     kerasattn train MODEL [RUN OPTIONS]
     kerasattn translate CHECKPOINT "sentence" [--beam K] [--attention]
+    kerasattn translate CHECKPOINT --input FILE [--output FILE] [--beam K]
+    kerasattn data fetch LANG [--cache-dir DIR]
     kerasattn backends [--model NAME] [--checkpoint DIR] [--quick]
     kerasattn grade [PATH ...] [--backend ...] [--format ...]
     kerasattn notebook N [N ...] | --all [--out DIR] [--quick] [--options=OPTS] [--pip SPEC]
@@ -15,9 +17,10 @@ backend when it is first imported, so this module imports no keras at the top: i
 called from a running program) it re-runs the command in a fresh process.
 
 RUN OPTIONS are the same for ``lesson``, ``train`` and ``python lessons/0N_*.py``
-(:mod:`kerasattn.course.options`): ``--quick --data --out --epochs --minutes --seed
---train-size --torch-threads --backend``. This module only parses and dispatches; the work is
-done by :mod:`kerasattn.course`, imported when a command runs.
+(:mod:`kerasattn.course.options`): ``--quick --data --tokenizer --reverse --out --epochs
+--minutes --seed --train-size --torch-threads --mixed-precision --backend``. This module
+only parses and dispatches; the work is done by :mod:`kerasattn.course`, imported when a
+command runs.
 """
 from __future__ import annotations
 
@@ -91,10 +94,17 @@ def build_parser() -> argparse.ArgumentParser:
     options.add_run_options(p, out_default="./outputs/checkpoints/MODEL",
                             minutes_default=f"{options.DEFAULT_MINUTES:g}")
 
-    p = sub.add_parser("translate", help="translate a sentence with a saved checkpoint")
+    p = sub.add_parser("translate", help="translate a sentence (or a file) with a saved "
+                                          "checkpoint")
     p.add_argument("checkpoint", metavar="CHECKPOINT",
                    help="a directory written by `kerasattn train`")
-    p.add_argument("sentence", help="the English sentence, quoted")
+    p.add_argument("sentence", nargs="?", help="the source sentence, quoted")
+    p.add_argument("--input", metavar="FILE",
+                   help="translate this UTF-8 file instead, one sentence per line (- reads "
+                        "standard input): one line out per line in, in order")
+    p.add_argument("--output", metavar="FILE",
+                   help="with --input: write the translations here (default: standard "
+                        "output)")
     p.add_argument("--beam", type=int, default=1, metavar="K",
                    help="beam size (1 = greedy, the default)")
     p.add_argument("--attention", action="store_true",
@@ -102,6 +112,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plot", metavar="PNG", help="heatmap path for --attention (default: "
                                                  "CHECKPOINT/attention.png)")
     _add_backend(p, argparse.SUPPRESS)
+
+    p = sub.add_parser("data", help="get a real corpus: `kerasattn data fetch LANG`")
+    data_sub = p.add_subparsers(dest="data_command", metavar="ACTION")
+    data_sub.required = True
+    f = data_sub.add_parser("fetch", help="download a manythings.org / Tatoeba corpus into "
+                                          "the Keras cache; prints its licence and path")
+    f.add_argument("lang", metavar="LANG",
+                   help="manythings.org language code paired with English: fra, deu, jpn...")
+    f.add_argument("--cache-dir", metavar="DIR",
+                   help="cache directory (default: Keras's, ~/.keras)")
+    f.add_argument("--url", metavar="URL",
+                   help="download from this URL instead (a mirror, or file://; default: "
+                        "$KERASATTN_DATA_URL, else manythings.org)")
+    _add_backend(f, argparse.SUPPRESS)
 
     p = sub.add_parser("backends", help="live demo: one set of weights on every backend")
     p.add_argument("--model", default="transformer", metavar="NAME",
@@ -186,8 +210,13 @@ def cmd_train(args) -> int:
         [[args.model, result["backend"], result["epochs"], f"{result['train_seconds']:.1f}",
           f"{result['tokens_per_second']:,.0f}", f"{result['bleu']:.1f}",
           f"{result['exact_match']:.1%}"]]))
+    if "bleu_multi" in result:
+        print(f"\n{result['test_sources']} distinct test sources: BLEU "
+              f"{result['bleu_single']:.1f} against one reference, {result['bleu_multi']:.1f} "
+              f"against all of each source's references (sacrebleu, tokenize="
+              f"{result['bleu_tokenize']})")
     print(f"\ncheckpoint saved in {out}/ (model.keras, src_vocab.json, tgt_vocab.json, "
-          f"meta.json)")
+          f"meta.json; {result['tokenizer']} tokens)")
     print(f"try: kerasattn translate {out} \"{result['example_source']}\" --attention")
     return 0
 
@@ -198,6 +227,21 @@ def cmd_translate(args) -> int:
 
     if args.beam < 1:
         raise UsageError(f"--beam must be >= 1; received {args.beam}")
+    if (args.sentence is None) == (args.input is None):
+        raise UsageError("translate: give either a quoted sentence or --input FILE; received "
+                         + ("both" if args.input else "neither"))
+    if args.output and args.input is None:
+        raise UsageError("--output needs --input FILE")
+    if args.input is not None:
+        if args.attention:
+            raise UsageError("--attention works on one sentence, not with --input")
+        from kerasattn.course.checkpoints import translate_lines
+
+        translate_lines(load_checkpoint(args.checkpoint), args.input, args.output,
+                        beam=args.beam)
+        if args.output:
+            print(f"translations written to {args.output}", file=sys.stderr)
+        return 0
     ckpt = load_checkpoint(args.checkpoint)
     res = translate_sentence(ckpt, args.sentence, beam=args.beam,
                                           attention=args.attention)
@@ -219,6 +263,26 @@ def cmd_translate(args) -> int:
         plots.attention_heatmap(weights, res["source_tokens"], res["target_tokens"], plot,
                                 title=f"{ckpt.name}: {res['attention_label']}")
         print(f"\nheatmap saved to {plot}")
+    return 0
+
+
+def cmd_data(args) -> int:
+    from kerasattn.data import TatoebaDownloadError, fetch_tatoeba, tatoeba_url
+
+    tatoeba_url(args.lang)  # checks the code (ValueError naming `lang`)
+    url = args.url or os.environ.get("KERASATTN_DATA_URL") or None
+    try:
+        path = fetch_tatoeba(args.lang, url=url, cache_dir=args.cache_dir, verbose=False)
+    except TatoebaDownloadError:
+        raise UsageError(f"could not download the {args.lang} corpus (no network?): pass a "
+                         f"local manythings/Tatoeba file with --data PATH, or leave out "
+                         f"--data to use the built-in corpus") from None
+    from kerasattn.data import LICENCE
+
+    print(LICENCE)
+    print(path)
+    print(f"use it with: kerasattn lesson 0 --data {path}   (or --data {args.lang.lower()})",
+          file=sys.stderr)
     return 0
 
 
@@ -270,7 +334,7 @@ def cmd_grade(grade_args: list[str]) -> int:
 
 
 _COMMANDS = {"lesson": cmd_lesson, "train": cmd_train, "translate": cmd_translate,
-             "backends": cmd_backends, "notebook": cmd_notebook,
+             "backends": cmd_backends, "notebook": cmd_notebook, "data": cmd_data,
              "_backend_worker": cmd_backend_worker}
 
 

@@ -44,7 +44,7 @@ def readme_commands(text: str) -> list[tuple[dict, list[str]]]:
 
 
 COMMANDS = readme_commands((ROOT / "README.md").read_text(encoding="utf-8"))
-SUBCOMMANDS = ("lesson", "train", "translate", "backends", "grade")
+SUBCOMMANDS = ("lesson", "train", "translate", "backends", "grade", "data")
 
 
 def subcommand(argv: list[str]) -> str:
@@ -97,9 +97,24 @@ def test_readme_commands_run_in_quick_mode(tmp_path):
     env0["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env0.get("PYTHONPATH")])])
     trained = set()
     failures = []
+    # `kerasattn data fetch LANG` and `--data LANG` download from a local copy of the
+    # committed excerpt into a scratch Keras cache (tests never use the network)
+    import zipfile
+
+    archive = tmp_path / "jpn-eng.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.write(ROOT / "tests" / "data" / "jpn-eng-excerpt.txt", "jpn.txt")
+    download_env = dict(KERASATTN_DATA_URL=archive.as_uri(),
+                        KERAS_HOME=str(tmp_path / "keras_home"))
     for env, argv in COMMANDS:
         argv = quick_argv(argv)
         _link_repository_paths(argv, tmp_path)
+        if subcommand(argv) == "data" or (
+                "--data" in argv and not Path(argv[argv.index("--data") + 1]).exists()):
+            env = {**download_env, **env}
+        if "--input" in argv and not (tmp_path / argv[argv.index("--input") + 1]).exists():
+            (tmp_path / argv[argv.index("--input") + 1]).write_text(
+                "彼は運が良かった。\n\nthe black cat sleeps .\n", encoding="utf-8")
         if subcommand(argv) == "translate":
             # a checkpoint of the README's own path, made by a quick `kerasattn train`
             ckpt = Path(argv[argv.index("translate") + 1])

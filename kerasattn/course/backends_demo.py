@@ -94,15 +94,15 @@ def backends_demo(backends: Sequence[str], model: str = "transformer",
             continue
         diff = float(np.max(np.abs(r["logits"] - ref["logits"])))
         same = sum(x == y for x, y in zip(r["translations"], ref["translations"]))
-        rows.append([b, r["version"], f"{r['load_seconds']:.2f}",
+        rows.append([b, r["version"], r.get("device", "?"), f"{r['load_seconds']:.2f}",
                      f"{r['forward_seconds']:.3f}",
                      f"{1000 * r['translate_seconds'] / len(r['translations']):.0f}",
                      f"{diff:.2e}", f"{same}/{len(r['translations'])}"])
     print(f"model: {meta.get('model')} trained on {meta.get('backend')} "
           f"(test BLEU {meta.get('bleu', float('nan')):.1f}); reference backend for "
           f"differences: {ok[0] if ok else '-'}")
-    print(format_table(["backend", "framework", "load s", "logits s", "ms/sentence",
-                        "max |logit diff|", "same translations"], rows, align="llrrrrr"))
+    print(format_table(["backend", "framework", "device", "load s", "logits s", "ms/sentence",
+                        "max |logit diff|", "same translations"], rows, align="lllrrrrr"))
     if ok:
         heading("3. translations")
         srcs = ref["sources"]
@@ -134,6 +134,7 @@ def backend_worker(checkpoint: str, request: str, result: str) -> int:
     import numpy as np
 
     from kerasattn import data as kdata
+    from kerasattn.backend_utils import compute_device
 
     backend = keras.backend.backend()
     framework = importlib.import_module(backend)
@@ -167,6 +168,7 @@ def backend_worker(checkpoint: str, request: str, result: str) -> int:
     np.save(out.parent / f"logits_{backend}.npy", logits)
     out.write_text(json.dumps(dict(
         backend=backend, version=f"{backend} {framework.__version__}",
+        device=compute_device(),
         load_seconds=load_seconds, forward_seconds=forward_seconds,
         translate_seconds=translate_seconds, sources=srcs, translations=list(hyps))))
     return 0

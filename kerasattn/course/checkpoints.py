@@ -45,16 +45,13 @@ def save_checkpoint(directory, model, src_vocab, tgt_vocab, meta: dict) -> Path:
 
 
 def load_checkpoint(directory) -> Checkpoint:
-    """Load a checkpoint directory written by :func:`save_checkpoint`.
+    """Load a checkpoint directory written by :func:`save_checkpoint` (word or subword
+    tokenizers: :func:`kerasattn.checkpointing.load_translator`).
 
     Raises:
         ValueError: the directory or one of its files is missing (names what is missing).
     """
-    import keras
-
-    import kerasattn.metrics  # noqa: F401  (registers the kit's loss and metrics)
-    import kerasattn.models  # noqa: F401  (registers the kit's layers for loading)
-    from kerasattn.data import Vocabulary
+    from kerasattn.checkpointing import load_translator
 
     d = Path(directory)
     if d.is_file() and d.suffix == ".keras":
@@ -67,11 +64,9 @@ def load_checkpoint(directory) -> Checkpoint:
     if missing:
         raise ValueError(f"CHECKPOINT {str(d)!r} is incomplete: missing {', '.join(missing)} "
                          f"(expected the files written by `kerasattn train`)")
-    meta = json.loads((d / META_FILE).read_text())
-    model = keras.saving.load_model(d / MODEL_FILE, compile=False)  # inference only
-    return Checkpoint(name=meta.get("model", model.name), model=model,
-                      src_vocab=Vocabulary.load(str(d / SRC_VOCAB_FILE)),
-                      tgt_vocab=Vocabulary.load(str(d / TGT_VOCAB_FILE)), meta=meta, path=d)
+    tr = load_translator(d)
+    return Checkpoint(name=tr.name, model=tr.model, src_vocab=tr.src_vocab,
+                      tgt_vocab=tr.tgt_vocab, meta=tr.meta, path=d)
 
 
 def train_and_save(name: str, settings: Settings) -> dict:
@@ -89,8 +84,12 @@ def train_and_save(name: str, settings: Settings) -> dict:
 
     check_model_name(name)
     d = load_data(settings)
-    print(f"data: {d.description}; vocabularies {len(d.src_vocab)} / {len(d.tgt_vocab)}",
-          flush=True)
+    print(f"data: {d.description}; vocabularies {len(d.src_vocab)} ({d.src_lang}) / "
+          f"{len(d.tgt_vocab)} ({d.tgt_lang}), {d.tokenizer} tokens", flush=True)
+    recipe = d.recipe(name)
+    if recipe is not None:
+        print(recipe.describe() + ("\n  (quick mode: tiny model, 1 epoch, the recipe's "
+                                   "tokenizer only)" if settings.quick else ""), flush=True)
     trained = train_model(name, d, settings)
     from kerasattn import metrics
 
@@ -106,9 +105,23 @@ def train_and_save(name: str, settings: Settings) -> dict:
                   bleu=float(metrics.corpus_bleu(hyps, refs)),
                   exact_match=float(metrics.exact_match(hyps, refs)),
                   settings=settings.signature(), example_source=srcs[0],
+                  src_lang=d.src_lang, tgt_lang=d.tgt_lang, tokenizer=d.tokenizer,
+                  precision=trained.precision,
                   history=trained.history,
                   # a fixed sample of test pairs: the backend demo scores these everywhere
                   samples=[list(p) for p in spread(d.test_pairs, 32)])
+    if d.real:
+        # one translation per distinct test source, scored against all of its references
+        first = dict(zip(srcs, hyps))
+        grouped = metrics.evaluate_grouped([first[s] for s in d.test_sources],
+                                           d.test_references, tokenize=d.bleu_tokenize)
+        result.update(bleu=float(metrics.multi_reference_bleu(
+                          hyps, [[r] for r in refs], tokenize=d.bleu_tokenize)),
+                      bleu_single=grouped["bleu_single"], bleu_multi=grouped["bleu_multi"],
+                      exact_match_multi=grouped["exact_match_multi"],
+                      test_sources=grouped["sources"], bleu_tokenize=d.bleu_tokenize,
+                      recipe=recipe.reasons, data=str(settings.data))
+        result["example_source"] = min(d.test_sources, key=lambda s: abs(len(s) - 30))
     save_checkpoint(settings.out, trained.model, d.src_vocab, d.tgt_vocab, result)
     return result
 
@@ -118,10 +131,11 @@ def translate_sentence(ckpt: Checkpoint, sentence: str, beam: int = 1,
     """``kerasattn translate``: one sentence, optionally with its cross-attention."""
     if not sentence.strip():
         raise ValueError("sentence: expected a non-empty sentence; received an empty string")
-    quick = bool(ckpt.meta.get("settings", {}).get("quick"))
+    quick = is_quick(ckpt)
     rec = translate_with_attention(ckpt.model, sentence, ckpt.src_vocab, ckpt.tgt_vocab,
                                    beam=beam, max_length=QUICK_MAX_DECODE if quick else None,
-                                   compile=False if quick else "auto")
+                                   compile=False if quick else "auto",
+                                   src_lang=str(ckpt.meta.get("src_lang", "en")))
     w = attention_record(rec["attention"], kind="cross") if attention else None
     if w is not None and w.shape[0] == 1:
         w = w[0]
@@ -130,3 +144,21 @@ def translate_sentence(ckpt: Checkpoint, sentence: str, beam: int = 1,
     return rec
 
 
+
+
+def is_quick(ckpt: Checkpoint) -> bool:
+    """Whether ``ckpt`` was trained in quick mode (tiny: its outputs are capped)."""
+    return bool(ckpt.meta.get("settings", {}).get("quick"))
+
+
+def translate_lines(ckpt: Checkpoint, input_path, output_path=None, beam: int = 1) -> list:
+    """``kerasattn translate CHECKPOINT --input FILE``: one translation per input line, in
+    order, to ``output_path`` or standard output (:func:`kerasattn.inference.translate_file`).
+    """
+    from kerasattn.checkpointing import Translator
+    from kerasattn.inference import translate_file
+
+    tr = Translator(name=ckpt.name, model=ckpt.model, src_vocab=ckpt.src_vocab,
+                    tgt_vocab=ckpt.tgt_vocab, meta=ckpt.meta, path=str(ckpt.path))
+    return translate_file(tr, input_path, output_path, beam=beam,
+                          max_length=QUICK_MAX_DECODE if is_quick(ckpt) else None)

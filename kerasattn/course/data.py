@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from kerasattn._env import UsageError
 from kerasattn.course.options import DEFAULT_SIZES, QUICK_SIZES, Settings, check_data_path
 
 
@@ -16,6 +17,16 @@ class LessonData:
         train, valid: dicts of arrays from ``kerasattn.data.make_arrays``.
         test_pairs: the ``(source, target)`` pairs scored by :meth:`Lesson.evaluate`.
         description: one line saying what the data is.
+        real: the data is a real corpus (``--data``): the data-driven recipe
+            (:mod:`kerasattn.recipes`) chooses tokenizer and training settings.
+        stats: :func:`kerasattn.recipes.corpus_stats` of the corpus (None when built in).
+        tokenizer: ``"word"`` or ``"subword"``: the tokenizer the vocabularies are.
+        max_train_tokens: the recipe's length cap on training pairs (None: no cap).
+        src_lang, tgt_lang: language codes of the two sides (normalisation, BLEU).
+        test_sources, test_references: the test split grouped by source sentence
+            (:func:`kerasattn.metrics.group_references`), for multi-reference BLEU.
+        recipe_lines: why the tokenizer and its size were chosen (to print).
+        tokenizer_asked: ``--tokenizer`` when not ``auto`` (else None: the recipe chose).
     """
 
     corpus: object
@@ -25,6 +36,37 @@ class LessonData:
     valid: dict
     test_pairs: list
     description: str
+    real: bool = False
+    stats: dict | None = None
+    tokenizer: str = "word"
+    max_train_tokens: int | None = None
+    src_lang: str = "en"
+    tgt_lang: str = "fr"
+    test_sources: list = dataclasses.field(default_factory=list)
+    test_references: list = dataclasses.field(default_factory=list)
+    recipe_lines: list = dataclasses.field(default_factory=list)
+    tokenizer_asked: str | None = None
+
+    @property
+    def bleu_tokenize(self) -> str:
+        """The sacrebleu tokenizer for the target side (``"char"`` for Japanese...)."""
+        from kerasattn.recipes import bleu_tokenize_for
+
+        return bleu_tokenize_for(self.tgt_lang) if self.real else "13a"
+
+    def recipe(self, name: str):
+        """The data-driven :class:`kerasattn.recipes.Recipe` of model ``name`` on this
+        corpus (with this data's tokenizer and length cap), or None for the built-in one."""
+        if not self.real:
+            return None
+        from kerasattn.recipes import recipe_for
+
+        r = recipe_for(name, self.stats, tokenizer=self.tokenizer_asked)
+        r.max_train_tokens = self.max_train_tokens
+        r.reasons += [line for line in self.recipe_lines if "left out" in line]
+        if "max_length" in r.model_kwargs and self.max_train_tokens:
+            r.model_kwargs["max_length"] = max(256, 2 * self.max_train_tokens)
+        return r
 
 
 def load_data(settings: Settings) -> LessonData:
@@ -32,15 +74,9 @@ def load_data(settings: Settings) -> LessonData:
     from kerasattn import data as kdata
 
     if settings.data:
-        corpus = kdata.load_tatoeba(path=str(check_data_path(settings.data)),
-                                    seed=settings.seed)
-        report = getattr(corpus, "report", None)
-        what = f"Tatoeba file {settings.data}"
-        if report is not None:
-            what += f" ({report.summary()})"
-    else:
-        corpus = kdata.builtin_corpus(seed=settings.seed)
-        what = "the built-in English-French corpus"
+        return _load_real(settings)
+    corpus = kdata.builtin_corpus(seed=settings.seed)
+    what = "the built-in English-French corpus"
     train_pairs, valid_pairs, test_pairs = corpus.train, corpus.valid, corpus.test
     sizes = QUICK_SIZES if settings.quick else DEFAULT_SIZES
     n_train = settings.train_size or sizes["train"] or len(train_pairs)
@@ -69,3 +105,62 @@ def spread(pairs, n):
     step = len(pairs) / n
     return [pairs[int(i * step)] for i in range(n)]
 
+
+
+def _load_real(settings: Settings) -> LessonData:
+    """A real corpus (``--data``): tokenizers and length cap by the data-driven recipe."""
+    from kerasattn import data as kdata
+    from kerasattn import recipes
+    from kerasattn.metrics import group_references
+
+    value = check_data_path(settings.data)
+    if isinstance(value, str):  # a language code: fetched once into the Keras cache
+        import os
+
+        try:
+            path = kdata.fetch_tatoeba(value, url=os.environ.get("KERASATTN_DATA_URL") or None)
+        except kdata.TatoebaDownloadError:
+            raise UsageError(f"--data {value}: could not download the corpus (no network?): "
+                             f"pass a local manythings/Tatoeba file with --data PATH, or "
+                             f"leave out --data to use the built-in corpus") from None
+    else:
+        path = kdata.resolve_data(str(value))
+    # a language code names the other language even when a mirror's file name does not
+    corpus = kdata.load_tatoeba(path=str(path), seed=settings.seed, reverse=settings.reverse,
+                                lang=value if isinstance(value, str) else None)
+    info = corpus.info or {}
+    what = f"Tatoeba file {path}"
+    report = getattr(corpus, "report", None)
+    if report is not None:
+        what += f" ({report.summary()})"
+    tokenizer = None if settings.tokenizer == "auto" else settings.tokenizer
+    # the tokenizers and the length cap do not depend on the model: one recipe decides them
+    prepared = recipes.prepare(corpus, "bahdanau", tokenizer=tokenizer)
+    lines = [r for r in prepared.recipe.reasons
+             if r.split()[0] in ("subword", "word", "words") or "pieces" in r
+             or "left out" in r]
+    src_vocab, tgt_vocab = prepared.src_vocab, prepared.tgt_vocab
+    sizes = QUICK_SIZES if settings.quick else DEFAULT_SIZES
+    test_pairs = list(corpus.test)
+    if settings.quick or settings.train_size:
+        n_train = settings.train_size or sizes["train"]
+        train = kdata.make_arrays(spread(corpus.train, n_train), src_vocab, tgt_vocab)
+        n_train = min(n_train, len(corpus.train))
+    else:
+        train, n_train = prepared.train, len(prepared.train[kdata.LABEL_KEY])
+    valid_pairs = spread(corpus.valid or corpus.train[:1], sizes["valid"] or len(corpus.valid))
+    valid = kdata.make_arrays(valid_pairs, src_vocab, tgt_vocab)
+    n_test = sizes["test"] if settings.quick else settings.max_test
+    if n_test is not None:
+        test_pairs = spread(test_pairs, n_test)
+    sources, references = group_references(test_pairs)
+    what += (f" ({n_train:,} training pairs, {len(valid_pairs):,} validation, "
+             f"{len(test_pairs):,} test pairs from {len(sources):,} distinct sources)")
+    return LessonData(corpus=corpus, src_vocab=src_vocab, tgt_vocab=tgt_vocab, train=train,
+                      valid=valid, test_pairs=test_pairs, description=what, real=True,
+                      stats=recipes.corpus_stats(corpus), tokenizer=prepared.recipe.tokenizer,
+                      max_train_tokens=prepared.recipe.max_train_tokens,
+                      src_lang=str(info.get("src_lang", "en")),
+                      tgt_lang=str(info.get("tgt_lang", "fr")), test_sources=sources,
+                      test_references=references, recipe_lines=lines,
+                      tokenizer_asked=tokenizer)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import platform
+import sys
 import time
 from pathlib import Path
 from typing import Sequence
@@ -41,18 +42,32 @@ class Lesson:
         self.histories: dict[str, dict] = {}
         self._data = None
         self._start = time.perf_counter()
+        from kerasattn.backend_utils import compute_device
+
+        self.device = compute_device()
         mode = "quick (tiny, for tests)" if settings.quick else "default"
-        print(f"Lesson {number:02d}: {title}\nbackend: {self.backend} | mode: {mode} | "
-              f"epochs: {settings.epochs} | figures -> {self.out}/", flush=True)
+        precision = f" | precision: {settings.mixed_precision}" if \
+            settings.mixed_precision else ""
+        print(f"Lesson {number:02d}: {title}\nbackend: {self.backend} on {self.device} | "
+              f"mode: {mode} | epochs: {settings.epochs}{precision} | figures -> "
+              f"{self.out}/", flush=True)
 
     # -- data --------------------------------------------------------------------------
     @property
     def data(self) -> LessonData:
         if self._data is None:
-            self._data = load_data(self.settings)
+            from kerasattn._env import UsageError
+
+            try:
+                self._data = load_data(self.settings)
+            except UsageError as exc:  # e.g. --data LANG with no network: no traceback
+                print(f"lesson {self.number:02d}: error: {exc}", file=sys.stderr)
+                raise SystemExit(2) from None
             d = self._data
-            print(f"data: {d.description}; vocabularies {len(d.src_vocab)} (en) / "
-                  f"{len(d.tgt_vocab)} (fr)", flush=True)
+            print(f"data: {d.description}; vocabularies {len(d.src_vocab)} ({d.src_lang}) "
+                  f"/ {len(d.tgt_vocab)} ({d.tgt_lang}), {d.tokenizer} tokens", flush=True)
+            for line in d.recipe_lines:
+                print(f"  - {line}")
         return self._data
 
     # -- training and scoring ------------------------------------------------------------
@@ -62,6 +77,9 @@ class Lesson:
         t = train_model(name, self.data, self.settings, model_kwargs=model_kwargs,
                         **train_kwargs)
         self.histories[name] = t.history
+        if t.recipe is not None:
+            print(t.recipe.describe() + (" (quick mode: tiny model, 1 epoch)"
+                                         if self.settings.quick else ""), flush=True)
         tps = f"{t.tokens_per_second:,.0f} target tokens/s" if t.tokens_per_second else ""
         threads = f" (torch: {t.torch_threads} threads)" if t.torch_threads else ""
         print(f"{name}: {t.params:,} parameters, {t.epochs_run} epochs in "
@@ -89,12 +107,35 @@ class Lesson:
                    exact_match=float(metrics.exact_match(hyps, refs)),
                    decode_seconds=decode_seconds, backend=self.backend,
                    n_test=len(refs))
-        res["by_length"] = metrics.bleu_by_length(srcs, hyps, refs, buckets=LENGTH_BUCKETS)
+        if d.real:
+            # a real corpus: lengths in the tokenizer's tokens, and BLEU against every
+            # reference of each distinct source (Tatoeba has several translations of many)
+            from kerasattn.course.translate import tokens_of
+
+            lens = [" ".join(tokens_of(d.src_vocab, s)) for s in srcs]
+            res["by_length"] = metrics.bleu_by_length(lens, hyps, refs, buckets=LENGTH_BUCKETS)
+            first = {}
+            for s, h in zip(srcs, hyps):
+                first.setdefault(s, h)
+            grouped = metrics.evaluate_grouped([first[s] for s in d.test_sources],
+                                               d.test_references, tokenize=d.bleu_tokenize)
+            res["bleu"] = float(metrics.multi_reference_bleu(hyps, [[r] for r in refs],
+                                                             tokenize=d.bleu_tokenize))
+            res.update(bleu_single=grouped["bleu_single"], bleu_multi=grouped["bleu_multi"],
+                       bleu_tokenize=d.bleu_tokenize, n_sources=grouped["sources"])
+        else:
+            res["by_length"] = metrics.bleu_by_length(srcs, hyps, refs,
+                                                      buckets=LENGTH_BUCKETS)
         res["_hyps"] = hyps
         self.results[trained.name] = res
         print(f"{trained.name}: test BLEU {res['bleu']:.1f}, exact match "
               f"{res['exact_match']:.1%} on {len(refs)} sentences (decoded in "
               f"{decode_seconds:.1f} s)", flush=True)
+        if d.real:
+            print(f"{trained.name}: {res['n_sources']} distinct test sources: BLEU "
+                  f"{res['bleu_single']:.1f} against one reference, {res['bleu_multi']:.1f} "
+                  f"against all of each source's references (sacrebleu, tokenize="
+                  f"{d.bleu_tokenize})", flush=True)
         return res
 
     def samples(self, trained: Trained, n: int = 5) -> None:
@@ -124,7 +165,17 @@ class Lesson:
 
     def example_sentence(self, min_len: int = 6, max_len: int = 12) -> tuple[str, str]:
         """A test pair of medium length with a reordering (adjective after noun) if any."""
-        pairs = self.data.test_pairs
+        from kerasattn.course.translate import tokens_of
+
+        d = self.data
+        pairs = d.test_pairs
+        if d.real:
+            # a real test sentence short enough to read on a heatmap, in source tokens
+            n = {p: len(tokens_of(d.src_vocab, p[0])) for p in pairs}
+            mid = sorted((p for p in pairs if min_len <= n[p] <= max_len),
+                         key=lambda p: (abs(n[p] - (min_len + max_len) // 2), p)) or \
+                sorted(pairs, key=lambda p: n[p])
+            return mid[0]
         mid = [p for p in pairs if min_len <= len(p[0].split()) <= max_len] or pairs
         return mid[0]
 
@@ -138,7 +189,8 @@ class Lesson:
         rec = translate_with_attention(trained.model, sentence, self.data.src_vocab,
                                        self.data.tgt_vocab,
                                        max_length=self.settings.max_decode,
-                                  compile=self.settings.decode_compile)
+                                       compile=self.settings.decode_compile,
+                                       src_lang=self.data.src_lang)
         w = attention_record(rec["attention"], layer=layer, kind=kind)
         if w is None:
             print(f"{trained.name} has no {kind}-attention to draw")

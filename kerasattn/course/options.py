@@ -4,8 +4,9 @@
 options with :func:`add_run_options` and turn them into :class:`Settings` with
 :func:`settings_from_args`, so every option works the same everywhere::
 
-    --quick  --data PATH  --out DIR  --epochs N  --minutes M  --seed S  --train-size N
-    --torch-threads auto|N  --backend NAME
+    --quick  --data PATH|LANG  --tokenizer auto|word|subword  --reverse  --out DIR
+    --epochs N  --minutes M  --seed S  --train-size N  --torch-threads auto|N
+    --mixed-precision [auto|mixed_float16|mixed_bfloat16]  --backend NAME
 
 Keras is not imported here: ``--backend`` must take effect before it is.
 """
@@ -24,7 +25,7 @@ from kerasattn._env import BACKENDS, UsageError, check_model_name, select_backen
 
 __all__ = ["Settings", "add_run_options", "settings_from_args", "parse_lesson_args",
            "run_options_argv", "check_data_path", "check_model_name", "OUTPUTS",
-           "lesson_out_dir", "checkpoint_dir", "LESSON_ARGS_ENV"]
+           "lesson_out_dir", "checkpoint_dir", "LESSON_ARGS_ENV", "MIXED_PRECISION"]
 
 # Default: the full built-in corpus (10,000 training pairs), the whole test split, at most
 # DEFAULT_EPOCHS epochs with early stopping, each model's recommended learning rate and
@@ -79,6 +80,11 @@ class Settings:
         train_size: use this many training pairs, spread evenly over the lengths (None =
             all).
         n_models: models the lesson trains (its budget is ``minutes * n_models``).
+        tokenizer: ``"auto"`` (the data-driven recipe chooses), ``"word"`` or ``"subword"``;
+            the built-in corpus uses words unless told otherwise.
+        reverse: with ``data``, translate from the other language into English.
+        mixed_precision: None (float32), ``"auto"`` (``mixed_float16`` on a GPU,
+            ``mixed_bfloat16`` on a CPU), ``"mixed_float16"`` or ``"mixed_bfloat16"``.
     """
 
     quick: bool = False
@@ -91,6 +97,9 @@ class Settings:
     minutes: float | None = None
     train_size: int | None = None
     n_models: int = 1
+    tokenizer: str = "auto"
+    reverse: bool = False
+    mixed_precision: str | None = None
 
     @property
     def decode_compile(self):
@@ -107,29 +116,54 @@ class Settings:
         """The fields that make two runs comparable (same data and budget)."""
         lesson_minutes = None if self.minutes is None else round(self.minutes *
                                                                   self.n_models, 2)
-        return dict(quick=self.quick, data=self.data, epochs=self.epochs,
-                    batch_size=self.batch_size, seed=self.seed, max_test=self.max_test,
-                    lesson_minutes=lesson_minutes, train_size=self.train_size,
-                    sizes=dict(QUICK_SIZES if self.quick else DEFAULT_SIZES))
+        sig = dict(quick=self.quick, data=self.data, epochs=self.epochs,
+                   batch_size=self.batch_size, seed=self.seed, max_test=self.max_test,
+                   lesson_minutes=lesson_minutes, train_size=self.train_size,
+                   sizes=dict(QUICK_SIZES if self.quick else DEFAULT_SIZES))
+        # listed only when set, so runs on the built-in corpus keep their records
+        for name, default in (("tokenizer", "auto"), ("reverse", False),
+                              ("mixed_precision", None)):
+            if getattr(self, name) != default:
+                sig[name] = getattr(self, name)
+        return sig
 
 
-def check_data_path(path: str) -> Path:
-    """A readable corpus file, or a :class:`UsageError` naming ``--data`` and the path."""
-    p = Path(path)
-    if not p.is_file():
-        raise UsageError(f"--data: no such file {str(p)!r}. Give a Tatoeba/manythings "
-                         f"English<TAB>French file (e.g. fra.txt from "
-                         f"https://www.manythings.org/anki/), or leave out --data to use the "
-                         f"built-in corpus.")
-    return p
+MIXED_PRECISION = ("auto", "mixed_float16", "mixed_bfloat16")
+
+
+def check_data_path(path: str) -> Path | str:
+    """A ``--data`` value: an existing corpus file (a Path), or a manythings.org language
+    code such as ``"fra"`` (returned as it is: fetched when the data is loaded).
+
+    Raises:
+        UsageError: neither (naming ``--data``, the value and the built-in corpus).
+    """
+    p = Path(path).expanduser()
+    if p.exists():
+        return p
+    text = str(path)
+    if text.isalpha() and 2 <= len(text) <= 8:
+        return text.lower()
+    raise UsageError(f"--data: no such file {text!r}, and it is not a language code such as "
+                     f"'fra' or 'jpn'. Give a Tatoeba/manythings file (e.g. fra.txt or "
+                     f"fra-eng.zip from https://www.manythings.org/anki/, or fetch one with "
+                     f"`kerasattn data fetch fra`), or leave out --data to use the built-in "
+                     f"corpus.")
 
 
 # (flags, argparse keywords) of every run option, in the order --help lists them
 _RUN_OPTIONS = [
     ("--quick", dict(action="store_true",
                      help="tiny data and models: seconds, for tests (results mean nothing)")),
-    ("--data", dict(metavar="PATH", help="a Tatoeba/manythings English<TAB>French file "
-                                         "(default: the built-in corpus)")),
+    ("--data", dict(metavar="PATH|LANG",
+                    help="a Tatoeba/manythings file (.txt or .zip), or a manythings.org "
+                         "language code such as fra or jpn (downloaded once); default: the "
+                         "built-in corpus")),
+    ("--tokenizer", dict(choices=("auto", "word", "subword"), default="auto",
+                         help="tokens of a --data corpus: auto (chosen from the data), word, "
+                              "or subword (SentencePiece); default auto")),
+    ("--reverse", dict(action="store_true",
+                       help="with --data: translate from the other language into English")),
     ("--out", dict(metavar="DIR", help="output folder (default: {out})")),
     ("--epochs", dict(type=int, metavar="N",
                       help=f"maximum epochs per model (default {DEFAULT_EPOCHS}, quick "
@@ -145,6 +179,10 @@ _RUN_OPTIONS = [
                              help="torch backend: intra-op threads for training and decoding "
                                   "(default: torch's own, one per core; auto = the cores "
                                   "other processes leave idle, measured once)")),
+    ("--mixed-precision", dict(nargs="?", const="auto", metavar="POLICY",
+                               help="train with a Keras mixed-precision policy: "
+                                    "mixed_float16 or mixed_bfloat16 (no value: float16 on "
+                                    "a GPU, bfloat16 on a CPU); default float32")),
 ]
 
 
@@ -196,6 +234,12 @@ def settings_from_args(args: argparse.Namespace, out: Path, n_models: int = 1) -
     """
     if args.data:
         check_data_path(args.data)
+    if args.reverse and not args.data:
+        raise UsageError("--reverse needs --data (the built-in corpus is English to French "
+                         "only)")
+    if args.mixed_precision is not None and args.mixed_precision not in MIXED_PRECISION:
+        raise UsageError(f"--mixed-precision must be one of {', '.join(MIXED_PRECISION)}; "
+                         f"received {args.mixed_precision!r}")
     for name in ("epochs", "train_size"):
         value = getattr(args, name)
         if value is not None and value < 1:
@@ -214,7 +258,9 @@ def settings_from_args(args: argparse.Namespace, out: Path, n_models: int = 1) -
         None if args.quick else round(DEFAULT_MINUTES / max(1, n_models), 3))
     return Settings(quick=args.quick, data=args.data, out=Path(args.out) if args.out else out,
                     epochs=epochs, batch_size=32 if args.quick else 64, seed=args.seed,
-                    minutes=minutes or None, train_size=args.train_size, n_models=n_models)
+                    minutes=minutes or None, train_size=args.train_size, n_models=n_models,
+                    tokenizer=args.tokenizer, reverse=args.reverse,
+                    mixed_precision=args.mixed_precision)
 
 
 def in_notebook() -> bool:

@@ -22,6 +22,9 @@ class Trained:
     params: int
     hparams: dict
     torch_threads: int | None = None  # intra-op threads torch trained with (else None)
+    recipe: object = None       # the data-driven Recipe on a real corpus (else None)
+    precision: str = "float32"  # the Keras dtype policy it trained with (the returned
+    #                             model is float32 either way)
 
 
 def model_hparams(name: str, quick: bool, **overrides) -> dict:
@@ -87,14 +90,24 @@ def train_model(name: str, data: LessonData, settings: Settings, verbose: int | 
     import keras
 
     from kerasattn import training
+    from kerasattn.backend_utils import set_mixed_precision
 
+    set_mixed_precision(settings.mixed_precision)   # before the model is built
     keras.utils.set_random_seed(settings.seed)
-    model, hp = build(name, data, quick=settings.quick, **(model_kwargs or {}))
+    recipe = data.recipe(name) if getattr(data, "real", False) else None
+    hparams = dict(model_kwargs or {})
+    if recipe is not None and not settings.quick:
+        hparams = {**recipe.model_kwargs, **hparams}
+    model, hp = build(name, data, quick=settings.quick, **hparams)
     if verbose is None:
         verbose = 0 if settings.quick else (1 if sys.stdout.isatty() else 2)
     kwargs = dict(epochs=settings.epochs, batch_size=settings.batch_size, seed=settings.seed,
                   verbose=verbose)
-    if not settings.quick:  # quick: one shape per model (compiling costs more than it saves)
+    if settings.quick:  # one shape per model (compiling costs more than it saves)
+        pass
+    elif recipe is not None:  # a real corpus: the settings chosen from its figures
+        kwargs.update({k: v for k, v in recipe.train.items() if k != "epochs"})
+    else:
         kwargs.update(training.recommended_training(name))
     kwargs.update(train_kwargs)
     if settings.minutes:
@@ -103,10 +116,18 @@ def train_model(name: str, data: LessonData, settings: Settings, verbose: int | 
     start = time.perf_counter()
     result = training.train(model, data.train, data.valid, **kwargs)
     wall = time.perf_counter() - start
+    precision = keras.config.dtype_policy().name
+    if precision != "float32":
+        # mixed precision keeps float32 master weights: decode and save in float32
+        set_mixed_precision(None)
+        trained_model = model
+        model, _ = build(name, data, quick=settings.quick, **hparams)
+        model.set_weights(trained_model.get_weights())
     return Trained(name=name, model=model, history=result.history,
                    train_seconds=float(result.train_seconds or wall),
                    tokens_per_second=result.tokens_per_second, epochs_run=result.epochs_run,
                    params=int(model.count_params()), hparams=hp,
-                   torch_threads=result.torch_threads)
+                   torch_threads=result.torch_threads, recipe=recipe,
+                   precision=precision)
 
 

@@ -22,7 +22,10 @@ def translate_batch(model, sources: Sequence[str], src_vocab, tgt_vocab, beam: i
     sources = list(sources)
     if not sources:
         return [], ([] if attention else None)
-    order = sorted(range(len(sources)), key=lambda i: len(sources[i].split()))
+    # lengths in the source tokenizer's tokens (words or subword pieces: a Japanese
+    # sentence has no spaces, so its word count says nothing about its length)
+    lengths = [len(src_vocab.encode(s)) for s in sources]
+    order = sorted(range(len(sources)), key=lambda i: lengths[i])
     texts = [None] * len(sources)
     atts = [None] * len(sources)
     starts = range(0, len(order), chunk)
@@ -32,7 +35,7 @@ def translate_batch(model, sources: Sequence[str], src_vocab, tgt_vocab, beam: i
     for k in starts:
         idx = order[k:k + chunk]
         batch = [sources[i] for i in idx]
-        longest = max(len(s.split()) for s in batch)
+        longest = max(lengths[i] for i in idx)
         # Output cap and source width rounded up to multiples of 16 and 8: each distinct
         # (S, max_length) is one compilation of the decoding loop on JAX / TensorFlow.
         limit = max_length or -(-(int(1.5 * longest) + 5) // 16) * 16
@@ -44,7 +47,7 @@ def translate_batch(model, sources: Sequence[str], src_vocab, tgt_vocab, beam: i
             texts[i] = out[j]
             if attention:
                 n = int(result.lengths[j])
-                s_len = len(sources[i].split())
+                s_len = lengths[i]
                 rec = {}
                 for name, a in (result.attention or {}).items():
                     a = np.asarray(a[j, :n])                     # (T_out, L, h, K)
@@ -80,22 +83,33 @@ def attention_record(att, layer: int = -1, kind: str = "cross"):
 
 
 
+def tokens_of(vocab, text: str) -> list[str]:
+    """The tokens ``vocab`` reads ``text`` as: its words, or its subword pieces."""
+    pieces = getattr(vocab, "pieces", None)
+    return pieces(text) if pieces is not None else text.split()
+
+
 def translate_with_attention(model, sentence: str, src_vocab, tgt_vocab, beam: int = 1,
-                             max_length: int | None = None, compile="auto") -> dict:
+                             max_length: int | None = None, compile="auto",
+                             src_lang: str = "en") -> dict:
     """Translate one sentence and capture its attention.
+
+    Args:
+        src_lang: the language code the source side was normalised with.
 
     Returns:
         dict(translation, source_tokens, target_tokens, attention, unknown_words).
     """
     from kerasattn.data.text import normalize
 
-    norm = normalize(sentence)
-    src_tokens = norm.split()
-    unknown = [w for w in src_tokens if w not in src_vocab]
+    norm = normalize(sentence, src_lang)
+    src_tokens = tokens_of(src_vocab, norm)
+    unknown = ([w for w in src_tokens if w not in src_vocab]
+               if not hasattr(src_vocab, "pieces") else [])
     hyps, att = translate_batch(model, [norm], src_vocab, tgt_vocab, beam=beam,
                                 attention=True, max_length=max_length, compile=compile)
     translation = hyps[0]
-    tgt_tokens = translation.split()
+    tgt_tokens = tokens_of(tgt_vocab, translation)
     rec = att[0] if att else None
     n_out = next(iter(rec.values())).shape[0] if rec else len(tgt_tokens) + 1
     if len(tgt_tokens) < n_out:          # the decoder ended with <eos>

@@ -1,0 +1,237 @@
+"""Real data through the command layer: --data, --tokenizer, --reverse, --mixed-precision,
+`kerasattn data fetch`, `kerasattn translate --input`, subword checkpoints, the device line.
+
+Everything runs on the committed excerpt ``tests/data/jpn-eng-excerpt.txt`` (293 real
+Tatoeba English-Japanese pairs) in quick mode; downloads go to ``file://`` URLs.
+"""
+from __future__ import annotations
+
+import json
+import math
+import zipfile
+
+import keras
+import pytest
+from conftest import ROOT
+
+from kerasattn import cli
+from kerasattn.course import options
+from kerasattn.data import LICENCE
+
+EXCERPT = ROOT / "tests" / "data" / "jpn-eng-excerpt.txt"
+
+
+@pytest.fixture(scope="module")
+def jpn_checkpoint(tmp_path_factory):
+    """`kerasattn train bahdanau --quick --data EXCERPT --reverse` (Japanese -> English)."""
+    out = tmp_path_factory.mktemp("ckpt") / "jpn_bahdanau"
+    rc = cli.main(["train", "bahdanau", "--quick", "--data", str(EXCERPT), "--reverse",
+                   "--out", str(out), "--seed", "1"])
+    assert rc == 0
+    return out
+
+
+def test_train_on_real_data_uses_the_recipe_and_saves_a_subword_checkpoint(jpn_checkpoint):
+    meta = json.loads((jpn_checkpoint / "meta.json").read_text(encoding="utf-8"))
+    # Japanese has no spaces: the recipe chooses subword tokens, and says why
+    assert meta["tokenizer"] == "subword"
+    assert any("written without spaces" in r for r in meta["recipe"])
+    assert meta["src_lang"] == "jpn" and meta["tgt_lang"] == "en"
+    assert meta["settings"]["reverse"] is True
+    # single- and multi-reference BLEU on the source-grouped test split
+    for key in ("bleu_single", "bleu_multi"):
+        assert 0.0 <= meta[key] <= 100.0
+    assert meta["bleu_multi"] >= meta["bleu_single"] - 1e-9
+    assert meta["test_sources"] >= 1 and meta["bleu_tokenize"] == "13a"   # English target
+    src = json.loads((jpn_checkpoint / "src_vocab.json").read_text(encoding="utf-8"))
+    assert src["format"].startswith("kerasattn.SubwordTokenizer")
+
+
+def test_train_prints_the_recipe(tmp_path, capsys):
+    rc = cli.main(["train", "seq2seq", "--quick", "--data", str(EXCERPT), "--tokenizer",
+                   "word", "--out", str(tmp_path / "c")])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "recipe for seq2seq:" in out and "word tokens (as asked)" in out
+    assert "against all of each source's references" in out
+    meta = json.loads((tmp_path / "c" / "meta.json").read_text(encoding="utf-8"))
+    assert meta["tokenizer"] == "word" and meta["src_lang"] == "en"
+    assert meta["bleu_tokenize"] == "char"                               # Japanese target
+
+
+def test_translate_a_sentence_with_a_subword_checkpoint(jpn_checkpoint, capsys):
+    rc = cli.main(["translate", str(jpn_checkpoint), "彼は運が良かった。", "--attention",
+                   "--plot", str(jpn_checkpoint / "att.png")])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "cross-attention" in out and (jpn_checkpoint / "att.png").is_file()
+    # the heatmap's columns are the source's subword pieces, not one spaceless "word"
+    header = out.split("cross-attention of the last decoder layer")[1].splitlines()[1]
+    assert len(header.split()) > 1
+
+
+def test_translate_a_file_one_line_out_per_line_in(jpn_checkpoint, tmp_path, capsys):
+    src = tmp_path / "in.txt"
+    src.write_text("彼は運が良かった。\n\nトムに伝えて。\n", encoding="utf-8")
+    out = tmp_path / "out.txt"
+    assert cli.main(["translate", str(jpn_checkpoint), "--input", str(src), "--output",
+                     str(out), "--beam", "2"]) == 0
+    lines = out.read_text(encoding="utf-8").split("\n")
+    assert len(lines) == 4 and lines[3] == ""      # three lines, each ended by a newline
+    assert lines[1] == ""                          # an empty line in gives an empty line out
+    capsys.readouterr()
+    assert cli.main(["translate", str(jpn_checkpoint), "--input", str(src)]) == 0
+    stdout = capsys.readouterr().out.split("\n")
+    assert len(stdout) == 4 and stdout[1] == ""
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["translate", "CKPT"], "either a quoted sentence or --input FILE; received neither"),
+    (["translate", "CKPT", "hello .", "--input", "x.txt"], "received both"),
+    (["translate", "CKPT", "hello .", "--output", "x.txt"], "--output needs --input"),
+    (["translate", "CKPT", "--input", "/no/such/input.txt"], "no such file"),
+    (["lesson", "0", "--reverse"], "--reverse needs --data"),
+    (["train", "bahdanau", "--mixed-precision", "float8"], "--mixed-precision must be one of"),
+    (["train", "bahdanau", "--data", "no/such/file.txt"], "not a language code"),
+    (["data", "fetch", "f-r-a"], "lang must be a manythings.org language code"),
+])
+def test_real_data_errors_are_one_clear_line(jpn_checkpoint, argv, message, capsys):
+    argv = [str(jpn_checkpoint) if a == "CKPT" else a for a in argv]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def _zip_of_excerpt(tmp_path):
+    archive = tmp_path / "jpn-eng.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.write(EXCERPT, "jpn.txt")
+    return archive
+
+
+def test_data_fetch_from_a_local_url(tmp_path, capsys):
+    archive = _zip_of_excerpt(tmp_path)
+    cache = tmp_path / "cache"
+    rc = cli.main(["data", "fetch", "jpn", "--url", archive.as_uri(), "--cache-dir",
+                   str(cache)])
+    out = capsys.readouterr().out.splitlines()
+    assert rc == 0
+    assert LICENCE in out                # (keras prints "Downloading data from ..." first)
+    path = out[-1]
+    assert path.startswith(str(cache)) and zipfile.is_zipfile(path)
+    # the file it prints is what --data takes
+    assert options.check_data_path(path).is_file()
+
+
+def test_data_fetch_url_from_the_environment(tmp_path, monkeypatch, capsys):
+    archive = _zip_of_excerpt(tmp_path)
+    monkeypatch.setenv("KERASATTN_DATA_URL", archive.as_uri())
+    assert cli.main(["data", "fetch", "jpn", "--cache-dir", str(tmp_path / "c")]) == 0
+    assert LICENCE in capsys.readouterr().out.splitlines()
+
+
+def test_data_fetch_offline_is_one_clear_sentence(tmp_path, capsys):
+    rc = cli.main(["data", "fetch", "jpn", "--url", (tmp_path / "missing.zip").as_uri(),
+                   "--cache-dir", str(tmp_path / "cache")])
+    err = capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in err
+    assert "--data PATH" in err and "built-in corpus" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_data_option_takes_a_language_code():
+    assert options.check_data_path("JPN") == "jpn"
+    assert options.check_data_path(str(EXCERPT)) == EXCERPT
+
+
+def test_new_run_options_reach_the_lesson_script(tmp_path):
+    argv = ["--quick", "--data", str(EXCERPT), "--tokenizer", "subword", "--reverse",
+            "--mixed-precision"]
+    args = cli.build_parser().parse_args(["lesson", "0", *argv])
+    forwarded = options.run_options_argv(args)
+    direct = options.parse_lesson_args(0, "test", argv, n_models=2)
+    assert options.parse_lesson_args(0, "test", forwarded, n_models=2) == direct
+    assert direct.tokenizer == "subword" and direct.reverse
+    assert direct.mixed_precision == "auto"
+    sig = direct.signature()
+    assert sig["tokenizer"] == "subword" and sig["reverse"] is True
+    # the built-in corpus's records keep their old keys
+    plain = options.parse_lesson_args(0, "test", ["--quick"], n_models=2).signature()
+    assert not {"tokenizer", "reverse", "mixed_precision"} & set(plain)
+
+
+def test_decode_cap_counts_encoded_tokens_not_spaces(monkeypatch):
+    """A Japanese sentence is one "word": the output cap must come from its pieces."""
+    from kerasattn import decoding
+    from kerasattn.course.translate import translate_batch
+    from kerasattn.data import SubwordTokenizer
+
+    lines = [line.split("\t") for line in EXCERPT.read_text(encoding="utf-8").splitlines()]
+    sp = SubwordTokenizer.build([f[1] for f in lines], vocab_size=300)
+    sentence = max((f[1] for f in lines), key=len)
+    n = len(sp.encode(sentence))
+    assert n > 10 and len(sentence.split()) == 1
+    seen = {}
+
+    def fake_translate(model, batch, src_vocab, tgt_vocab, max_length, **kw):
+        seen["max_length"] = max_length
+        raise StopIteration
+
+    monkeypatch.setattr(decoding, "translate", fake_translate)
+    with pytest.raises(StopIteration):
+        translate_batch(None, [sentence], sp, sp)
+    assert seen["max_length"] >= 1.5 * n + 5
+
+
+@pytest.mark.parametrize("model", ["bahdanau", "transformer"])
+def test_mixed_bfloat16_quick_train_has_a_finite_loss(model, tmp_path):
+    try:
+        rc = cli.main(["train", model, "--quick", "--epochs", "2", "--mixed-precision",
+                       "mixed_bfloat16", "--out", str(tmp_path / model)])
+        policy_after = keras.config.dtype_policy().name
+    finally:
+        keras.config.set_dtype_policy("float32")
+    assert rc == 0
+    meta = json.loads((tmp_path / model / "meta.json").read_text())
+    assert meta["precision"] == "mixed_bfloat16"       # trained under the policy
+    assert policy_after == "float32"                   # decoded and saved in float32
+    config = json.loads(zipfile.ZipFile(tmp_path / model / "model.keras").read("config.json"))
+    assert "bfloat16" not in json.dumps(config)
+    assert meta["history"]["loss"] and all(math.isfinite(x) for x in meta["history"]["loss"])
+    assert all(math.isfinite(x) for x in meta["history"]["val_loss"])
+
+
+def test_the_device_is_reported():
+    from kerasattn.backend_utils import compute_device
+
+    device = compute_device()
+    assert device == "cpu" or device.split()[0] in ("gpu", "tpu", "mps", "cuda")
+
+
+@pytest.mark.slow
+@pytest.mark.lesson
+def test_lesson_00_on_real_data_is_the_lab(tmp_path, capfd):
+    out = tmp_path / "l0"
+    rc = cli.main(["lesson", "0", "--quick", "--data", str(EXCERPT), "--out", str(out)])
+    text = capfd.readouterr().out
+    assert rc == 0
+    assert f"backend: {keras.backend.backend()} on " in text
+    assert "subword tokens: the target side is written without spaces" in text
+    record = json.loads((out / "results.json").read_text())
+    assert set(record["models"]) == {"seq2seq", "bahdanau"}
+    for r in record["models"].values():
+        assert 0 <= r["bleu_single"] <= r["bleu_multi"] + 1e-9 <= 100 + 1e-9
+        assert r["by_length"] and r["history"]["loss"]
+    for fig in ("curves_with_without_attention.png", "bleu_vs_length.png",
+                "attention_bahdanau.png", "attention_bahdanau_longer.png"):
+        assert (out / fig).is_file(), fig
+    assert "attention_bahdanau_european_economic_area.png" not in record["figures"]
+
+
+def test_data_language_code_offline_is_one_clear_sentence(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("KERASATTN_DATA_URL", (tmp_path / "missing-deu.zip").as_uri())
+    rc = cli.main(["train", "seq2seq", "--quick", "--data", "deu", "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in err
+    assert "--data deu: could not download" in err and "--data PATH" in err
+    assert "built-in corpus" in err
