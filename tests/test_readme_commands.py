@@ -44,7 +44,7 @@ def readme_commands(text: str) -> list[tuple[dict, list[str]]]:
 
 
 COMMANDS = readme_commands((ROOT / "README.md").read_text(encoding="utf-8"))
-SUBCOMMANDS = ("lesson", "train", "translate", "backends", "grade", "data")
+SUBCOMMANDS = ("lesson", "train", "translate", "backends", "grade", "data", "notebook")
 
 
 def subcommand(argv: list[str]) -> str:
