@@ -34,10 +34,12 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
-from kerasattn.backend_utils import torch_threads  # noqa: E402
+from kerasattn.backend_utils import (
+    resolve_compile,  # noqa: E402
+    torch_threads,  # noqa: E402
+)
 from kerasattn.decoding import Stepper  # noqa: E402
 from kerasattn.decoding.search import greedy_loop  # noqa: E402
-from kerasattn.backend_utils import resolve_compile  # noqa: E402
 from kerasattn.models import MODEL_NAMES, build_model  # noqa: E402
 
 

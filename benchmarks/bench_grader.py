@@ -30,7 +30,6 @@ sys.path.insert(0, str(ROOT))
 
 from kerasattn.grader.engine import BACKENDS, Grader  # noqa: E402
 
-
 JOBS = 1
 
 

@@ -33,7 +33,6 @@ from kerasattn._env import BACKENDS  # noqa: E402
 def child(args) -> None:
     """Runs inside one backend's process: prints one JSON line per model."""
     import keras
-    import numpy as np
 
     from kerasattn import backend_utils, training
     from kerasattn.data import TranslationDataset, Vocabulary, builtin_corpus, make_arrays

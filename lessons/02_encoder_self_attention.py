@@ -121,9 +121,10 @@ lesson.attention_figure(model, "attention_encoder_self_attention.png",
 # verb "are" agrees with "girls", four words back, across a relative clause (French needs
 # that link too: "les filles que le vieux chien voit sont heureuses", where "heureuses"
 # agrees with "filles"). The row of "are" is outlined in every head and its strongest key
-# is circled; the colour scale runs up to the largest weight in the figure. Remember that the block's input is already the GRU's output, so each
-# position carries some context before any head looks at it; heads need not specialise,
-# and in `--quick` mode they are untrained.
+# is circled; the colour scale runs up to the largest weight in the figure. Remember that
+# the block's input is already the GRU's output, so each position carries some context
+# before any head looks at it; heads need not specialise, and in `--quick` mode they are
+# untrained.
 
 # %%
 import numpy as np

@@ -19,7 +19,7 @@ import pytest
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 # kerasattn first: importing it keeps TensorFlow's start-up messages out of the test output
-from kerasattn._env import BACKENDS  # noqa: E402,F401,I001  (re-exported to the tests)
+from kerasattn._env import BACKENDS, MODEL_NAMES  # noqa: E402,F401,I001  (re-exported to the tests)
 
 import keras  # noqa: E402
 
@@ -74,3 +74,28 @@ def pytest_collection_modifyitems(config, items):
             continue
         if "other_backends(" in source:
             item.add_marker(pytest.mark.cross_backend)
+
+
+def grad(fn, *args):
+    """Gradients of the scalar ``fn(*args)`` w.r.t. every arg, on the current backend."""
+    backend = keras.backend.backend()
+    if backend == "jax":
+        import jax
+        return [np.asarray(g) for g in jax.grad(fn, argnums=tuple(range(len(args))))(*args)]
+    if backend == "tensorflow":
+        import tensorflow as tf
+        xs = [tf.constant(a) for a in args]
+        with tf.GradientTape() as tape:
+            tape.watch(xs)
+            y = fn(*xs)
+        return [g.numpy() for g in tape.gradient(y, xs)]
+    import torch
+    xs = [torch.tensor(np.asarray(a), requires_grad=True) for a in args]
+    fn(*xs).backward()
+    return [x.grad.numpy() for x in xs]
+
+
+@pytest.fixture(params=MODEL_NAMES)
+def model_name(request):
+    """Each of the seven models of the kit, by name."""
+    return request.param

@@ -5,8 +5,15 @@ import keras
 import numpy as np
 import pytest
 
-from kerasattn.data import (TranslationDataset, Vocabulary, batch_iterator, batch_plan,
-                            encode_batch, generate_corpus, make_arrays)
+from kerasattn.data import (
+    TranslationDataset,
+    Vocabulary,
+    batch_iterator,
+    batch_plan,
+    encode_batch,
+    generate_corpus,
+    make_arrays,
+)
 from kerasattn.metrics import MaskedAccuracy, MaskedSparseCategoricalCrossentropy
 
 PAIRS = [("the cat sleeps .", "le chat dort ."),

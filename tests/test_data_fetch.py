@@ -8,8 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from kerasattn.data import (LICENCE, TatoebaDownloadError, builtin_corpus, fetch_tatoeba,
-                            load_tatoeba, tatoeba_url)
+from kerasattn.data import (
+    LICENCE,
+    TatoebaDownloadError,
+    builtin_corpus,
+    fetch_tatoeba,
+    load_tatoeba,
+    tatoeba_url,
+)
 
 EXCERPT = Path(__file__).parent / "data" / "jpn-eng-excerpt.txt"
 LINES = "Go.\tVa !\tCC-BY 2.0 (France) Attribution: tatoeba.org #2877272\nHi.\tSalut !\t#1\n"

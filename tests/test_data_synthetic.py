@@ -7,9 +7,17 @@ import re
 
 import pytest
 
-from kerasattn.data import (DEFAULTS, Corpus, builtin_corpus, detokenize, generate_corpus,
-                            generate_pair, is_monotonic, normalize)
-from kerasattn.data import synthetic
+from kerasattn.data import (
+    DEFAULTS,
+    Corpus,
+    builtin_corpus,
+    detokenize,
+    generate_corpus,
+    generate_pair,
+    is_monotonic,
+    normalize,
+    synthetic,
+)
 from kerasattn.data.corpus import crossing_links
 
 SMALL = dict(n_train=300, n_valid=40, n_test=40, n_test_long=20, max_train_len=20,

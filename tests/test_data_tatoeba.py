@@ -7,8 +7,13 @@ import zipfile
 
 import pytest
 
-from kerasattn.data import (LoadReport, TatoebaDownloadError, builtin_corpus, load_tatoeba,
-                            read_pairs)
+from kerasattn.data import (
+    LoadReport,
+    TatoebaDownloadError,
+    builtin_corpus,
+    load_tatoeba,
+    read_pairs,
+)
 
 ATTR = "CC-BY 2.0 (France) Attribution: tatoeba.org #2877272 (CM) & #1158250 (Wittydev)"
 GOOD = [

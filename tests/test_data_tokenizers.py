@@ -7,8 +7,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kerasattn.data import (SubwordTokenizer, Vocabulary, build_tokenizer, load_tatoeba,
-                            load_tokenizer, make_arrays)
+from kerasattn.data import (
+    SubwordTokenizer,
+    Vocabulary,
+    build_tokenizer,
+    load_tatoeba,
+    load_tokenizer,
+    make_arrays,
+)
 from kerasattn.data.tokenizers import tokenizer_kind
 
 EXCERPT = Path(__file__).parent / "data" / "jpn-eng-excerpt.txt"

@@ -5,12 +5,17 @@ from __future__ import annotations
 import keras
 import numpy as np
 import pytest
-from test_models_zoo import (BOS, EOS, SOURCES, _torch_threads, arrays,  # noqa: F401
-                             logits_of, model_name, target_of, trained, untrained)
+from zoo import BOS, EOS, SOURCES, _torch_threads, arrays, logits_of, target_of, trained, untrained  # noqa: F401
 
-from kerasattn.decoding import (Stepper, beam_search, greedy_decode, length_penalty,
-                                log_softmax, translate)
 from kerasattn.backend_utils import resolve_compile
+from kerasattn.decoding import (
+    Stepper,
+    beam_search,
+    greedy_decode,
+    length_penalty,
+    log_softmax,
+    translate,
+)
 from kerasattn.decoding.search import greedy_loop
 
 MAX_LEN = 8

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import run_in_backend
 
 CHILD = r'''

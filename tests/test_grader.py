@@ -6,7 +6,6 @@ The grading runs use the current backend only (one worker each); the full
 from __future__ import annotations
 
 import json
-import os
 import zipfile
 from pathlib import Path
 

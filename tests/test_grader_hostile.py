@@ -16,7 +16,6 @@ from pathlib import Path
 
 import keras
 import pytest
-
 from conftest import other_backends  # noqa: F401  (imported for symmetry with other tests)
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -8,9 +8,9 @@ paths of :mod:`kerasattn.steps` (one query per row, the K/V cache) equal to ``ca
 import keras
 import numpy as np
 import pytest
+from conftest import grad, to_numpy
 from keras import ops
 
-from conftest import to_numpy
 from kerasattn import reference as R
 from kerasattn import steps
 from kerasattn.layers import BahdanauAttention, MultiHeadCross, scaled_dot_product_attention
@@ -26,23 +26,6 @@ MEM_MASK = np.array([[1, 1, 1, 1, 0], [1, 1, 0, 0, 0]], bool)
 Q_MASK = np.array([[1, 1, 1], [1, 1, 0]], bool)
 
 
-def grad(fn, *args):
-    """Gradients of the scalar ``fn(*args)`` w.r.t. every arg, on the current backend."""
-    backend = keras.backend.backend()
-    if backend == "jax":
-        import jax
-        return [np.asarray(g) for g in jax.grad(fn, argnums=tuple(range(len(args))))(*args)]
-    if backend == "tensorflow":
-        import tensorflow as tf
-        xs = [tf.constant(a) for a in args]
-        with tf.GradientTape() as tape:
-            tape.watch(xs)
-            y = fn(*xs)
-        return [g.numpy() for g in tape.gradient(y, xs)]
-    import torch
-    xs = [torch.tensor(np.asarray(a), requires_grad=True) for a in args]
-    fn(*xs).backward()
-    return [x.grad.numpy() for x in xs]
 
 
 # -- scaled dot-product -------------------------------------------------------------

@@ -5,14 +5,20 @@ equal to the full causal pass), and bad-input errors."""
 import keras
 import numpy as np
 import pytest
+from conftest import to_numpy
 from keras import ops
 
-from conftest import to_numpy
 from kerasattn import reference as R
 from kerasattn import steps
-from kerasattn.layers import (AddNorm, PositionalEncoding, PositionwiseFeedForward,
-                              RandomPositionShift, TransformerDecoderBlock,
-                              TransformerEncoderBlock, positional_encoding)
+from kerasattn.layers import (
+    AddNorm,
+    PositionalEncoding,
+    PositionwiseFeedForward,
+    RandomPositionShift,
+    TransformerDecoderBlock,
+    TransformerEncoderBlock,
+    positional_encoding,
+)
 
 ATOL = 1e-5
 rng = np.random.default_rng(0)

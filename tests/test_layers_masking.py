@@ -2,17 +2,23 @@
 import keras
 import numpy as np
 import pytest
+from conftest import grad, to_numpy
 from keras import ops
 
-from conftest import to_numpy
 from kerasattn import reference as R
-from kerasattn.layers import causal_mask, combine_masks, masked_softmax, padding_mask
 from kerasattn import steps
-from kerasattn.layers import (BahdanauAttention, MultiHeadCross, TransformerDecoderBlock,
-                              scaled_dot_product_attention)
+from kerasattn.layers import (
+    BahdanauAttention,
+    MultiHeadCross,
+    TransformerDecoderBlock,
+    causal_mask,
+    combine_masks,
+    masked_softmax,
+    padding_mask,
+    scaled_dot_product_attention,
+)
 from kerasattn.layers.masking import mask_fill_value
 from kerasattn.steps import biased_softmax, causal_step_bias, mask_bias
-from test_layers_attention import grad
 
 
 def test_padding_mask():

@@ -8,16 +8,15 @@ execution and bad-input errors.
 import keras
 import numpy as np
 import pytest
+from conftest import grad, to_numpy
 from keras import ops
 
-from conftest import to_numpy
 from kerasattn import reference as R
 from kerasattn import steps
 from kerasattn.layers import BahdanauAttention, EncoderGRU
 from kerasattn.models.attention_decoder import AttentionGRUDecoder
 from kerasattn.recurrence import gru_step, scan
 from kerasattn.steps import mask_bias
-from test_layers_attention import grad
 
 ATOL = 1e-5
 rng = np.random.default_rng(3)

@@ -6,11 +6,19 @@ from concurrent.futures import ThreadPoolExecutor
 import keras
 import numpy as np
 import pytest
-
 from conftest import other_backends, run_in_backend, to_numpy
-from kerasattn.layers import (AddNorm, BahdanauAttention, EncoderGRU, MultiHeadCross,
-                              PositionalEncoding, PositionwiseFeedForward, RandomPositionShift,
-                              TransformerDecoderBlock, TransformerEncoderBlock)
+
+from kerasattn.layers import (
+    AddNorm,
+    BahdanauAttention,
+    EncoderGRU,
+    MultiHeadCross,
+    PositionalEncoding,
+    PositionwiseFeedForward,
+    RandomPositionShift,
+    TransformerDecoderBlock,
+    TransformerEncoderBlock,
+)
 
 LAYERS = [
     AddNorm(dropout=0.1, epsilon=1e-6),
@@ -25,7 +33,7 @@ LAYERS = [
 ]
 
 
-@pytest.mark.parametrize("layer", LAYERS, ids=lambda l: type(l).__name__)
+@pytest.mark.parametrize("layer", LAYERS, ids=lambda layer: type(layer).__name__)
 def test_get_config_round_trip(layer):
     config = layer.get_config()
     clone = type(layer).from_config(config)
@@ -86,7 +94,7 @@ def test_keras_round_trip_and_cross_backend_load(tmp_path):
     model.save(path)
     loaded = keras.models.load_model(path)
     np.testing.assert_allclose(forward(loaded, [SRC, TGT]), expected, atol=1e-6)
-    assert {type(l).__name__ for l in loaded.layers} >= {
+    assert {type(layer).__name__ for layer in loaded.layers} >= {
         "PositionalEncoding", "TransformerEncoderBlock", "TransformerDecoderBlock",
         "BahdanauAttention", "MultiHeadCross", "AddNorm", "PositionwiseFeedForward",
         "RandomPositionShift", "EncoderGRU"}

@@ -7,8 +7,19 @@ import keras
 import numpy as np
 import pytest
 from conftest import other_backends, run_in_backend
-from test_models_zoo import (SRC_VOCAB, TGT_VOCAB, TINY, _torch_threads, arrays,  # noqa: F401
-                             logits_of, model_name, trained, untrained)
+from zoo import (  # noqa: F401
+    BOS,
+    EOS,
+    PAD,
+    SRC_VOCAB,
+    TGT_VOCAB,
+    TINY,
+    _torch_threads,
+    arrays,
+    logits_of,
+    trained,
+    untrained,
+)
 
 from kerasattn.decoding import greedy_decode
 from kerasattn.models import MODEL_NAMES, build_model, get_config_class, incremental_decoder
@@ -141,3 +152,14 @@ def test_saved_model_translates_identically_on_other_backends(tmp_path):
 
 def test_tiny_configs_cover_every_model():
     assert set(TINY) == set(MODEL_NAMES) and SRC_VOCAB >= 5 and TGT_VOCAB >= 5
+
+
+def test_tiny_corpus_is_well_formed():
+    data = arrays()
+    assert data["encoder_inputs"].shape == (4, 5)
+    assert (data["decoder_inputs"][:, 0] == BOS).all()
+    # labels are the decoder inputs shifted by one, ending in <eos>
+    for dec, lab in zip(data["decoder_inputs"], data["labels"]):
+        n = int((lab != PAD).sum())
+        assert lab[n - 1] == EOS and (dec[1:n] == lab[:n - 1]).all()
+    assert set(TINY) == set(MODEL_NAMES)

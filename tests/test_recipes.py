@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from kerasattn import recipes, training
-from kerasattn.data import (Corpus, SubwordTokenizer, Vocabulary, builtin_corpus,
-                            load_tatoeba)
+from kerasattn.data import Corpus, SubwordTokenizer, Vocabulary, builtin_corpus, load_tatoeba
 from kerasattn.models import MODEL_NAMES
 
 EXCERPT = Path(__file__).parent / "data" / "jpn-eng-excerpt.txt"

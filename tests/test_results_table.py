@@ -9,12 +9,22 @@ spec = importlib.util.spec_from_file_location("rt", ROOT / "tools/results_table.
 rt = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(rt)
 
+
 def rec(backend, lesson, models, quick=False, **kw):
-    return dict(lesson=lesson, backend=backend, settings=dict(quick=quick, data=None, epochs=30, seed=0, lesson_minutes=4.25, train_size=None, sizes={}),
-                wall_seconds=100.0, models={m: dict(model=m, backend=backend, bleu=b, exact_match=0.5, epochs=3, train_seconds=10.0, tokens_per_second=1234.0, n_test=12) for m, b in models.items()}, **kw)
+    """A results.json record as a lesson writes it."""
+    settings = dict(quick=quick, data=None, epochs=30, seed=0, lesson_minutes=4.25,
+                    train_size=None, sizes={})
+    runs = {m: dict(model=m, backend=backend, bleu=b, exact_match=0.5, epochs=3,
+                    train_seconds=10.0, tokens_per_second=1234.0, n_test=12)
+            for m, b in models.items()}
+    return dict(lesson=lesson, backend=backend, settings=settings, wall_seconds=100.0,
+                models=runs, **kw)
+
 
 def write(d, r):
-    d.mkdir(parents=True, exist_ok=True); (d / "results.json").write_text(json.dumps(r))
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "results.json").write_text(json.dumps(r))
+
 
 def test_rows_order_newest_and_quick(tmp_path):
     write(tmp_path / "a/torch/lesson_00", rec("torch", 0, {"bahdanau": 50.0, "seq2seq": 5.0}))
@@ -28,24 +38,31 @@ def test_rows_order_newest_and_quick(tmp_path):
     rows = rt.load_rows(rt.find_results([tmp_path]), include_quick=True)
     assert ("transformer", "jax", 1.0) in [(r["model"], r["backend"], r["bleu"]) for r in rows]
 
+
 def test_rewrite_between_markers_and_check(tmp_path):
-    write(tmp_path / "r/jax/lesson_00", rec("jax", 0, {"bahdanau": 97.14}, command="kerasattn --backend jax train bahdanau"))
+    write(tmp_path / "r/jax/lesson_00",
+          rec("jax", 0, {"bahdanau": 97.14}, command="kerasattn --backend jax train bahdanau"))
     doc = tmp_path / "doc.md"
-    doc.write_text("intro\n<!-- results-table: begin -->\nold\n<!-- results-table: end -->\nafter\n")
+    doc.write_text("intro\n<!-- results-table: begin -->\nold\n<!-- results-table: end -->\n"
+                   "after\n")
     argv = [str(tmp_path / "r"), "--files", str(doc)]
     assert rt.main([*argv, "--check"]) == 1
     assert rt.main(argv) == 0
     text = doc.read_text()
-    assert "old" not in text and text.startswith("intro\n") and text.endswith("<!-- results-table: end -->\nafter\n")
+    assert "old" not in text and text.startswith("intro\n")
+    assert text.endswith("<!-- results-table: end -->\nafter\n")
     assert "| `bahdanau` | 00 | jax† | 97.1 | 50.0% | 3 | 10 | 1,234 | 100 |" in text
     assert "† `kerasattn --backend jax train bahdanau`" in text
     assert rt.main([*argv, "--check"]) == 0
 
+
 def test_errors(tmp_path, capsys):
-    (tmp_path / "bad").mkdir(); (tmp_path / "bad/results.json").write_text("{not json")
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad/results.json").write_text("{not json")
     assert rt.main([str(tmp_path / "bad"), "--print"]) == 2
     assert "not a readable results.json" in capsys.readouterr().err
-    doc = tmp_path / "doc.md"; doc.write_text("no markers\n")
+    doc = tmp_path / "doc.md"
+    doc.write_text("no markers\n")
     write(tmp_path / "ok/jax/lesson_00", rec("jax", 0, {"bahdanau": 1.0}))
     assert rt.main([str(tmp_path / "ok"), "--files", str(doc)]) == 2
     assert "marker" in capsys.readouterr().err

@@ -8,7 +8,6 @@ import os
 import keras
 import numpy as np
 import pytest
-
 from conftest import to_numpy
 from tiny_models import tiny_bag, tiny_pairs
 

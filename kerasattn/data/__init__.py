@@ -10,16 +10,29 @@ Public API::
 Everything except ``TranslationDataset`` (a ``keras.utils.PyDataset``) works without
 importing keras; that one is imported on first use.
 """
-from kerasattn.data.batching import (INPUT_KEYS, LABEL_KEY, batch_iterator, batch_plan,
-                                     encode_batch, make_arrays)
+from kerasattn.data.batching import (
+    INPUT_KEYS,
+    LABEL_KEY,
+    batch_iterator,
+    batch_plan,
+    encode_batch,
+    make_arrays,
+)
 from kerasattn.data.corpus import SPLITS, Corpus, crossing_links, is_monotonic
 from kerasattn.data.synthetic import DEFAULTS, builtin_corpus, generate_corpus, generate_pair
-from kerasattn.data.tatoeba import (DEFAULT_URL, LICENCE, LoadReport, TatoebaDownloadError,
-                                    fetch_tatoeba, load_tatoeba, read_pairs, resolve_data,
-                                    tatoeba_url)
+from kerasattn.data.tatoeba import (
+    DEFAULT_URL,
+    LICENCE,
+    LoadReport,
+    TatoebaDownloadError,
+    fetch_tatoeba,
+    load_tatoeba,
+    read_pairs,
+    resolve_data,
+    tatoeba_url,
+)
 from kerasattn.data.text import detokenize, normalize, tokenize
-from kerasattn.data.tokenizers import (TOKENIZERS, SubwordTokenizer, build_tokenizer,
-                                       load_tokenizer)
+from kerasattn.data.tokenizers import TOKENIZERS, SubwordTokenizer, build_tokenizer, load_tokenizer
 from kerasattn.data.vocab import SPECIAL_TOKENS, Vocabulary
 
 __all__ = [

@@ -8,8 +8,14 @@ from __future__ import annotations
 import keras
 import numpy as np
 
-from kerasattn.data.batching import (INPUT_KEYS, LABEL_KEY, _check_arrays, _take,
-                                     _trimmed_widths, batch_plan)
+from kerasattn.data.batching import (
+    INPUT_KEYS,
+    LABEL_KEY,
+    _check_arrays,
+    _take,
+    _trimmed_widths,
+    batch_plan,
+)
 
 __all__ = ["TranslationDataset"]
 

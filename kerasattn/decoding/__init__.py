@@ -7,9 +7,20 @@
 - :class:`Stepper`: one step of decoding, incremental (GRU state / K/V caches from
   :func:`kerasattn.models.incremental_decoder`) or re-running the full model on the prefix.
 """
-from kerasattn.decoding.search import (BOS_ID, EOS_ID, LENGTH_PENALTIES, PAD_ID, DecodeResult,
-                                       Hypothesis, Stepper, beam_search, greedy_decode,
-                                       length_penalty, log_softmax, translate)
+from kerasattn.decoding.search import (
+                                       BOS_ID,
+                                       EOS_ID,
+                                       LENGTH_PENALTIES,
+                                       PAD_ID,
+                                       DecodeResult,
+                                       Hypothesis,
+                                       Stepper,
+                                       beam_search,
+                                       greedy_decode,
+                                       length_penalty,
+                                       log_softmax,
+                                       translate,
+)
 
 __all__ = [
     "BOS_ID",

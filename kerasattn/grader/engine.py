@@ -27,8 +27,15 @@ from pathlib import Path
 import numpy as np
 
 from kerasattn.grader import compare as cmp
-from kerasattn.grader.spec import (DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Compare, GradientCheck,
-                                   Property, load_spec, spec_paths)
+from kerasattn.grader.spec import (
+    DEFAULT_MEMORY_MB,
+    DEFAULT_TIMEOUT,
+    Compare,
+    GradientCheck,
+    Property,
+    load_spec,
+    spec_paths,
+)
 from kerasattn.grader.static_check import check_source
 
 BACKENDS = ("tensorflow", "jax", "torch")

@@ -42,7 +42,8 @@ def all_finite(output: str):
         w = _get(outputs, output)
         bad = ~np.isfinite(w)
         if bad.any():
-            return f"{output} has {int(bad.sum())} non-finite entries, first at {_idx(np.argwhere(bad)[0])}"
+            first = _idx(np.argwhere(bad)[0])
+            return f"{output} has {int(bad.sum())} non-finite entries, first at {first}"
         return None
 
     return fn

@@ -140,6 +140,7 @@ def _child(req: dict, log_fd: int) -> None:
         os.chdir(out_dir)
         _set_limits(req)
         import resource  # noqa: F401  (already imported by _set_limits)
+
         import numpy as np
 
         from kerasattn.grader.spec import load_spec
@@ -397,10 +398,9 @@ def serve() -> None:
     ctl_out = os.fdopen(_CTL_OUT, "w")
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     t0 = time.monotonic()
-    import numpy  # noqa: F401
-
     import keras
     import keras.ops  # noqa: F401
+    import numpy  # noqa: F401
 
     import kerasattn.grader.childtools  # noqa: F401
     import kerasattn.grader.spec  # noqa: F401

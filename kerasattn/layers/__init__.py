@@ -12,8 +12,7 @@ from kerasattn.layers.encoder_gru import EncoderGRU
 from kerasattn.layers.feed_forward import PositionwiseFeedForward
 from kerasattn.layers.masking import causal_mask, combine_masks, masked_softmax, padding_mask
 from kerasattn.layers.multi_head import MultiHeadCross
-from kerasattn.layers.positional import (PositionalEncoding, RandomPositionShift,
-                                         positional_encoding)
+from kerasattn.layers.positional import PositionalEncoding, RandomPositionShift, positional_encoding
 
 __all__ = [
     "AddNorm",

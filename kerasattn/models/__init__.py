@@ -16,13 +16,24 @@ Each builder returns a functional `keras.Model` named after its registry entry, 
 
 ``incremental_decoder(model)`` returns the adapter :mod:`kerasattn.decoding` uses.
 """
-from kerasattn.models import (bahdanau, bahdanau_multihead, decoder_self_attention,  # noqa: F401
-                              encoder_self_attention, seq2seq, transformer,
-                              transformer_decoder_on_gru)
+from kerasattn.models import (  # noqa: F401
+                              bahdanau,
+                              bahdanau_multihead,
+                              decoder_self_attention,
+                              encoder_self_attention,
+                              seq2seq,
+                              transformer,
+                              transformer_decoder_on_gru,
+)
 from kerasattn.models.attention_decoder import AttentionGRUDecoder
 from kerasattn.models.common import ConcatContext, IncrementalDecoder, SourcePaddingMask
-from kerasattn.models.registry import (MODEL_NAMES, build_model, get_config_class,
-                                       incremental_decoder, make_config)
+from kerasattn.models.registry import (
+                              MODEL_NAMES,
+                              build_model,
+                              get_config_class,
+                              incremental_decoder,
+                              make_config,
+)
 
 __all__ = [
     "MODEL_NAMES",

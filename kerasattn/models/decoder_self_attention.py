@@ -20,8 +20,13 @@ from keras import ops
 
 from kerasattn import steps
 from kerasattn.layers import AddNorm, MultiHeadCross
-from kerasattn.models.common import (IncrementalDecoder, ModelConfig, SourcePaddingMask,
-                                     finish_model, model_inputs)
+from kerasattn.models.common import (
+    IncrementalDecoder,
+    ModelConfig,
+    SourcePaddingMask,
+    finish_model,
+    model_inputs,
+)
 from kerasattn.models.encoders import bigru_encoder
 from kerasattn.models.registry import register_model
 

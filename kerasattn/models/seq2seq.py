@@ -16,8 +16,14 @@ import keras
 from keras import ops
 
 from kerasattn.layers import EncoderGRU
-from kerasattn.models.common import (ConcatContext, IncrementalDecoder, ModelConfig,
-                                     SourcePaddingMask, finish_model, model_inputs)
+from kerasattn.models.common import (
+    ConcatContext,
+    IncrementalDecoder,
+    ModelConfig,
+    SourcePaddingMask,
+    finish_model,
+    model_inputs,
+)
 from kerasattn.models.registry import register_model
 
 

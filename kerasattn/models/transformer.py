@@ -14,8 +14,11 @@ import keras
 from kerasattn.models.common import ModelConfig, SourcePaddingMask, finish_model, model_inputs
 from kerasattn.models.encoders import transformer_encoder
 from kerasattn.models.registry import register_model
-from kerasattn.models.transformer_decoder import (TransformerDecoderAdapter,
-                                                   random_position_shift, transformer_decoder)
+from kerasattn.models.transformer_decoder import (
+    TransformerDecoderAdapter,
+    random_position_shift,
+    transformer_decoder,
+)
 
 
 @dataclasses.dataclass

@@ -59,7 +59,7 @@ def _full(i, mask_fn=None, scale=True):
 
 
 def expected(inputs):
-    from kerasattn.reference import scaled_dot_product_attention, causal_mask
+    from kerasattn.reference import causal_mask, scaled_dot_product_attention
 
     # Full causal self-attention over the T new tokens (head-major, as the cache).
     q, k, v = inputs["q"], inputs["k"], inputs["v"]  # (B, h, T, d_h)

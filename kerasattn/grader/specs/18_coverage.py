@@ -152,8 +152,8 @@ def run_loop(student, inputs):
     probe = _tensor(inputs["probe"])
 
     def objective():
-        c, _, _, l = student.attend_with_coverage(layer, q, mem, mask)
-        return ops.sum(c * probe) + ops.sum(l)
+        c, _, _, loss = student.attend_with_coverage(layer, q, mem, mask)
+        return ops.sum(c * probe) + ops.sum(loss)
 
     grads = trainable_gradients(layer, objective)
     return {"contexts": contexts, "weights": weights, "coverages": coverages, "loss": loss,

@@ -15,7 +15,7 @@ import pytest
 
 from kerasattn.backend_utils import torch_threads
 from kerasattn.metrics import MaskedSparseCategoricalCrossentropy, masked_sparse_ce
-from kerasattn.models import MODEL_NAMES, build_model
+from kerasattn.models import build_model
 
 SRC_VOCAB, TGT_VOCAB = 12, 13
 PAD, BOS, EOS = 0, 2, 3
@@ -100,15 +100,6 @@ def _fit(model, data, before):
     return model, before, masked_loss(model, data)
 
 
-def test_tiny_corpus_is_well_formed():
-    data = arrays()
-    assert data["encoder_inputs"].shape == (4, 5)
-    assert (data["decoder_inputs"][:, 0] == BOS).all()
-    # labels are the decoder inputs shifted by one, ending in <eos>
-    for dec, lab in zip(data["decoder_inputs"], data["labels"]):
-        n = int((lab != PAD).sum())
-        assert lab[n - 1] == EOS and (dec[1:n] == lab[:n - 1]).all()
-    assert set(TINY) == set(MODEL_NAMES)
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -118,7 +109,3 @@ def _torch_threads():
     with torch_threads("auto"):
         yield
 
-
-@pytest.fixture(params=MODEL_NAMES)
-def model_name(request):
-    return request.param
