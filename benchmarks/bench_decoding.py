@@ -74,7 +74,8 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--vocab", type=int, default=1000)
     parser.add_argument("--threads", default="auto",
-                        help="torch intra-op threads ('auto' = idle cores)")
+                        help="torch intra-op threads: a number, or 'auto' = what "
+                             "KERASATTN_TORCH_THREADS says (unset: torch's default)")
     parser.add_argument("--python-loop", action="store_true",
                         help="JAX / TensorFlow: time the per-step Python loop instead of "
                              "the compiled whole loop")

@@ -35,6 +35,10 @@ SHORT_ARGS = {
     "decoding": ["--models", "bahdanau,transformer", "--lengths", "64", "--repeats", "1"],
     "training": ["--models", "seq2seq,transformer", "--steps", "4", "--epochs", "2"],
     "grader": ["--skip-exercises"],
+    # short mode: the committed Tatoeba excerpt and tiny models (checks the pipeline; the
+    # figures mean something only with a real file: `bench_real_data.py FILE --budget 240`)
+    "real_data": [str(ROOT / "tests" / "data" / "jpn-eng-excerpt.txt"), "--reverse", "--tiny",
+                  "--budget", "20"],
 }
 
 

@@ -133,13 +133,11 @@ def prepare_worker() -> None:
     """
     import importlib
 
-    for name in ("kerasattn.layers", "kerasattn.models", "kerasattn.decoding",
-                 "kerasattn.training", "kerasattn.data", "kerasattn.reference",
-                 "kerasattn.masking_utils", "kerasattn.metrics", "kerasattn.schedules"):
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            pass
+    for name in ("kerasattn.layers", "kerasattn.steps", "kerasattn.recurrence",
+                 "kerasattn.models", "kerasattn.decoding", "kerasattn.training",
+                 "kerasattn.data", "kerasattn.reference", "kerasattn.metrics",
+                 "kerasattn.schedules"):
+        importlib.import_module(name)
     _KIT_CODES.clear()
     for modname, module in list(sys.modules.items()):
         if not (modname == "kerasattn" or modname.startswith("kerasattn.")):
