@@ -273,7 +273,7 @@ def positional_encoding_figure(pe, path=None, title: str | None = None,
 def causal_mask_figure(mask, tokens: Sequence[str] | None = None, path=None,
                        title: str | None = "causal mask: query i may see keys j <= i",
                        figsize=(4.4, 4.0), dpi: int = DEFAULT_DPI) -> Figure:
-    """A small labelled boolean mask (the seed's 4x4 toy): 1 = may attend, 0 = blocked.
+    """A small labelled boolean mask (the course notes' 4x4 example): 1 = may attend, 0 = blocked.
 
     Blocked cells are also labelled ``-inf``: the score added before the softmax.
 
@@ -516,7 +516,7 @@ def architecture_diagram(name: str, path=None, figsize=(9.0, 6.0),
                          dpi: int = DEFAULT_DPI) -> Figure:
     """Boxes-and-arrows diagram of one of the seven models (encoder left, decoder right).
 
-    Follows the seed's diagram cues: where attention sits, what the decoder reads from the
+    Follows the course notes' diagrams: where attention sits, what the decoder reads from the
     encoder, which blocks repeat, where positional encodings are added.
 
     Args:
