@@ -172,3 +172,38 @@ def test_beam_scores_include_the_penalty():
                                                                         0.6, "gnmt"))
     with pytest.raises(ValueError, match="coverage_penalty"):
         beam_search(model, src, coverage_penalty=-1.0)
+
+
+def test_coverage_loss_is_added_while_training(backend):
+    rng = np.random.default_rng(2)
+    y = rng.normal(size=(B, 4, 3)).astype("float32")
+    memory = rng.normal(size=(B, S, DK)).astype("float32")
+    s0 = rng.normal(size=(B, 6)).astype("float32")
+    mask = _data()[3]
+    decoder = AttentionGRUDecoder(6, attention_units=A, coverage=True,
+                                  coverage_loss_weight=0.5)
+    _, att = decoder(y, memory, s0, memory_mask=mask, return_attention=True,
+                     training=True)
+    att = to_numpy(att)[:, :, 0].astype("float64")  # (B, T, S)
+    cov = np.concatenate([np.zeros_like(att[:, :1]), np.cumsum(att, 1)[:, :-1]], axis=1)
+    want = 0.5 * ref.coverage_loss(att, cov).sum(1).mean()
+    assert len(decoder.losses) == 1
+    assert float(to_numpy(decoder.losses[0])) == pytest.approx(want, rel=1e-5)
+    assert want > 0.0
+    with pytest.raises(ValueError, match="coverage_loss_weight"):
+        AttentionGRUDecoder(6, coverage_loss_weight=0.5)
+
+
+def test_fit_with_coverage_loss(backend):
+    from kerasattn.training import train
+
+    losses = []
+    for weight in (0.0, 1.0):  # same initial weights and data: only the extra term differs
+        keras.utils.set_random_seed(5)
+        model = build_model("bahdanau", 12, 12, embed_dim=8, units=8, attention_units=8,
+                            dropout=0.0, coverage=True, coverage_loss_weight=weight)
+        result = train(model, tiny_pairs(n=8), epochs=1, batch_size=4, shuffle=False,
+                       early_stopping_patience=None, torch_threads=None)
+        losses.append(result.history["loss"][0])
+    assert np.isfinite(losses).all()
+    assert losses[1] > losses[0] + 1e-4, losses  # the coverage loss is part of fit's loss

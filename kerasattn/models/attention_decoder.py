@@ -56,6 +56,9 @@ class AttentionGRUDecoder(keras.layers.Layer):
             `argmax(W_o [s_{t-1}; c_{t-1}] + b_o)`. Needs :meth:`attach_feedback`.
         coverage: use a coverage vector in the additive attention (Tu et al., 2016; See
             et al., 2017): `c_t = sum_{t'<t} alpha_t'` enters the score as `w_c c_tj`.
+        coverage_loss_weight: with coverage, add `lambda * mean_b sum_t sum_j
+            min(alpha_tj, c_tj)` to the model's losses while training (See et al., 2017);
+            0 adds nothing.
 
     Call arguments:
         inputs: embedded previous tokens `y_{t-1}`, `(B, T, E)` (teacher forcing).
@@ -74,8 +77,15 @@ class AttentionGRUDecoder(keras.layers.Layer):
 
     def __init__(self, units, attention="additive", attention_units=None, num_heads=1,
                  d_attention=None, attention_dropout=0.0, scheduled_sampling=False,
-                 coverage=False, **kwargs):
+                 coverage=False, coverage_loss_weight=0.0, **kwargs):
         super().__init__(**kwargs)
+        if coverage_loss_weight and not coverage:
+            raise ValueError("AttentionGRUDecoder: `coverage_loss_weight` needs "
+                             f"coverage=True; received coverage={coverage!r}.")
+        if not float(coverage_loss_weight) >= 0.0:
+            raise ValueError("AttentionGRUDecoder: `coverage_loss_weight` must be >= 0; "
+                             f"received coverage_loss_weight={coverage_loss_weight!r}.")
+        self.coverage_loss_weight = float(coverage_loss_weight)
         if coverage and attention != "additive":
             raise ValueError("AttentionGRUDecoder: `coverage=True` needs "
                              f"attention='additive'; received attention={attention!r}.")
@@ -217,7 +227,8 @@ class AttentionGRUDecoder(keras.layers.Layer):
         w0 = ops.zeros((batch, self.num_heads, src_len), dtype=initial_state.dtype)
         init = (initial_state, c0, w0)
         if self.coverage:
-            init += (ops.zeros((batch, src_len), dtype=initial_state.dtype),)  # c_1 = 0
+            init += (ops.zeros((batch, src_len), dtype=initial_state.dtype),  # c_1 = 0
+                     ops.zeros((batch,), dtype=initial_state.dtype))  # covloss: (B,)
         gru_weights = self.step_weights(c_dim)  # (W_c, U, b_s), sliced once
         bias = (None if memory_mask is None
                 else steps.mask_bias(memory_mask, memory.dtype))  # (bias, keep): (B, S) each
@@ -248,7 +259,9 @@ class AttentionGRUDecoder(keras.layers.Layer):
                                       coverage=cov)
             new = (s_t, _as_dtype(c_t, s_t), _as_dtype(w_t, s_t))
             if self.coverage:
-                new += (cov + _as_dtype(w_t[:, 0, :], s_t),)  # c_{t+1} = c_t + alpha_t
+                alpha_t = _as_dtype(w_t[:, 0, :], s_t)  # (B, S)
+                new += (cov + alpha_t,  # c_{t+1} = c_t + alpha_t
+                        ops.sum(ops.minimum(alpha_t, cov), axis=-1))  # covloss_t: (B,)
             return new, new  # TensorFlow's scan wants the emitted structure = the carry
 
         if sampling:
@@ -264,6 +277,9 @@ class AttentionGRUDecoder(keras.layers.Layer):
         xs = ops.transpose(x, (1, 0, 2))  # time-major (T, B, .)
         _, outs = scan(body, init, xs)
         states, contexts, attention = outs[:3]
+        if self.coverage and self.coverage_loss_weight > 0.0 and training:
+            covloss = ops.sum(outs[4], axis=0)  # sum_t sum_j min(alpha_tj, c_tj): (B,)
+            self.add_loss(self.coverage_loss_weight * ops.mean(covloss))
         outputs = ops.concatenate([states, contexts], axis=-1)  # (T, B, u + C)
         outputs = ops.transpose(outputs, (1, 0, 2))  # (B, T, u + C)
         if return_attention:
@@ -286,7 +302,8 @@ class AttentionGRUDecoder(keras.layers.Layer):
                       attention_units=self.attention_units, num_heads=self.num_heads,
                       d_attention=self.d_attention,
                       attention_dropout=self.attention_dropout,
-                      scheduled_sampling=self.scheduled_sampling, coverage=self.coverage)
+                      scheduled_sampling=self.scheduled_sampling, coverage=self.coverage,
+                      coverage_loss_weight=self.coverage_loss_weight)
         return config
 
 

@@ -34,6 +34,7 @@ class BahdanauConfig(ModelConfig):
         scheduled_sampling: build the decoder for scheduled sampling (Bengio et al.,
             2015; see ``train(..., teacher_forcing=...)``).
         coverage: coverage attention (Tu et al., 2016; See et al., 2017).
+        coverage_loss_weight: weight of the coverage loss (with ``coverage`` only).
     """
 
     embed_dim: int = 64
@@ -42,6 +43,7 @@ class BahdanauConfig(ModelConfig):
     dropout: float = 0.1
     scheduled_sampling: bool = False
     coverage: bool = False
+    coverage_loss_weight: float = 0.0
 
 
 def build_recurrent_attention_model(name, src_vocab_size, tgt_vocab_size, *, embed_dim,
@@ -49,7 +51,7 @@ def build_recurrent_attention_model(name, src_vocab_size, tgt_vocab_size, *, emb
                                     attention="additive", attention_units=None,
                                     num_heads=1, d_attention=None, num_encoder_blocks=0,
                                     d_ff=None, scheduled_sampling=False,
-                                    coverage=False) -> keras.Model:
+                                    coverage=False, coverage_loss_weight=0.0) -> keras.Model:
     """Bidirectional-GRU encoder (+ optional self-attention blocks) and a Bahdanau decoder.
 
     Shared by `bahdanau`, `bahdanau_multihead` (multi-head attention in the decoder) and
@@ -67,6 +69,7 @@ def build_recurrent_attention_model(name, src_vocab_size, tgt_vocab_size, *, emb
                                   attention_units=attention_units, num_heads=num_heads,
                                   d_attention=d_attention,
                                   scheduled_sampling=scheduled_sampling, coverage=coverage,
+                                  coverage_loss_weight=coverage_loss_weight,
                                   name="attention_decoder")
     projection = keras.layers.Dense(tgt_vocab_size, name="output_projection")
     decoder.attach_feedback(embedding, projection)  # scheduled sampling feeds y_hat back
@@ -83,4 +86,5 @@ def build_bahdanau(config: BahdanauConfig, src_vocab_size: int,
         "bahdanau", src_vocab_size, tgt_vocab_size, embed_dim=config.embed_dim,
         encoder_units=config.units, decoder_units=config.units, dropout=config.dropout,
         attention="additive", attention_units=config.attention_units,
-        scheduled_sampling=config.scheduled_sampling, coverage=config.coverage)
+        scheduled_sampling=config.scheduled_sampling, coverage=config.coverage,
+        coverage_loss_weight=config.coverage_loss_weight)
