@@ -77,6 +77,51 @@ def additive_score(query, memory, W_q, W_k, v):
     return e
 
 
+def coverage_attention(query, memory, coverage, W_q, W_k, w_c, v, mask=None):
+    """Additive attention with coverage (Tu et al., 2016; See et al., 2017), float64.
+
+    ``e_j = v . tanh(W_q^T s + W_k^T h_j + w_c c_j)``, loops over every b, i, j.
+
+    Args:
+        query: `(B, d_q)` or `(B, T_q, d_q)`; memory `(B, T_k, d_k)`.
+        coverage: `(B, T_k)` or `(B, T_q, T_k)` (the query's leading axes).
+        mask: `(B, T_k)` bool.
+
+    Returns:
+        `(context, weights)` as :func:`bahdanau_attention`.
+    """
+    query, memory, coverage = _f64(query), _f64(memory), _f64(coverage)
+    single = query.ndim == 2
+    if single:
+        query, coverage = query[:, None, :], coverage[:, None, :]
+    B, T_q, _ = query.shape
+    T_k = memory.shape[1]
+    e = np.zeros((B, T_q, T_k))
+    for b in range(B):
+        for i in range(T_q):
+            for j in range(T_k):
+                e[b, i, j] = _f64(v) @ np.tanh(query[b, i] @ _f64(W_q)
+                                               + memory[b, j] @ _f64(W_k)
+                                               + _f64(w_c) * coverage[b, i, j])
+    m = None if mask is None else np.asarray(mask, bool)[:, None, :]
+    alpha = masked_softmax(e, m)
+    context = np.einsum("bij,bjd->bid", alpha, memory)
+    if single:
+        return context[:, 0], alpha[:, 0]
+    return context, alpha
+
+
+def coverage_loss(weights, coverage):
+    """``sum_j min(alpha_j, c_j)`` over the last axis (See et al., 2017)."""
+    return np.minimum(_f64(weights), _f64(coverage)).sum(-1)
+
+
+def gnmt_coverage_penalty(attention, beta):
+    """``beta * sum_j log(min(sum_t a_tj, 1))`` (Wu et al., 2016); attention `(T, S)`."""
+    total = _f64(attention).sum(0)
+    return beta * np.log(np.minimum(total, 1.0)).sum()
+
+
 def bahdanau_attention(query, memory, W_q=None, W_k=None, v=None, mask=None,
                        score="additive", W=None):
     """Context and weights of Bahdanau-style attention.

@@ -114,7 +114,7 @@ def _in_compute_dtype(layer, *tensors):
 
 
 def bahdanau_attend_step(attention, query, memory, memory_keys=None, memory_mask=None,
-                         training=None, memory_bias=None):
+                         training=None, memory_bias=None, coverage=None):
     """``BahdanauAttention`` for one query per row: `s_{t-1}` over `h_enc`.
 
     Args:
@@ -127,6 +127,8 @@ def bahdanau_attend_step(attention, query, memory, memory_keys=None, memory_mask
         training: enables dropout on the weights.
         memory_bias: optional ``mask_bias(memory_mask)``, each `(B, T_k)`; replaces
             `memory_mask`.
+        coverage: `c` `(B, T_k)`, the earlier steps' summed weights (layers with
+            ``coverage=True``; required there).
 
     Returns:
         `(context (B, d_k), weights (B, T_k))`; weights before dropout.
@@ -136,7 +138,15 @@ def bahdanau_attend_step(attention, query, memory, memory_keys=None, memory_mask
         wk = attention.project_memory(memory) if memory_keys is None else memory_keys
         w_q, v, wk = _in_compute_dtype(attention, attention.W_q.value, attention.v.value, wk)
         wq = ops.matmul(query, w_q)  # W_q s_{t-1}: (B, units)
-        e = ops.matmul(ops.tanh(wq[:, None, :] + wk), v)  # v^T tanh(.): (B, T_k)
+        pre = wq[:, None, :] + wk  # W_q s_{t-1} + W_k h_j: (B, T_k, units)
+        if attention.coverage:
+            if coverage is None:
+                raise ValueError("bahdanau_attend_step: the layer has coverage=True; "
+                                 "pass `coverage` (B, T_k); received coverage=None.")
+            (w_c,) = _in_compute_dtype(attention, attention.w_c.value)
+            cov = ops.cast(coverage, pre.dtype)  # (B, T_k)
+            pre = pre + cov[:, :, None] * w_c  # + w_c c_j: (B, T_k, units)
+        e = ops.matmul(ops.tanh(pre), v)  # v^T tanh(.): (B, T_k)
     elif attention.score == "dot":
         e = ops.einsum("bd,bkd->bk", query, memory)  # s . h_j: (B, T_k)
     else:

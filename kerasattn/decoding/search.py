@@ -454,9 +454,31 @@ def _greedy_loop_fn(model, adapter, max_length, return_logits, stop_at_eos):
 # ----------------------------------------------------------------------------- beam
 
 
+def gnmt_coverage_penalty(attention, source_mask, beta: float):
+    """GNMT coverage penalty (Wu et al., 2016): ``beta * sum_j log(min(sum_t a_tj, 1))``.
+
+    Zero when every real source word has received a total weight of at least 1 over the
+    output; negative, and more so, for every word the hypothesis has (nearly) ignored.
+
+    Args:
+        attention: the weights of one hypothesis, `(L, ..., S)` (output steps first; any
+            middle axes, e.g. layers and heads, are averaged).
+        source_mask: bool `(S,)`, True = real source token (padding is left out).
+        beta: the penalty weight, >= 0.
+
+    Returns:
+        The penalty, a float <= 0.
+    """
+    a = np.asarray(attention, dtype=np.float64)
+    a = a.reshape(a.shape[0], -1, a.shape[-1]).mean(axis=1)  # (L, S)
+    total = a.sum(axis=0)[np.asarray(source_mask, bool)]  # sum_t a_tj over real j
+    return float(beta * np.log(np.maximum(np.minimum(total, 1.0), 1e-30)).sum())
+
+
 def beam_search(model, src, beam_size: int = 4, max_length: int = 50, *,
                 alpha: float = 0.6, length_penalty_kind: str = "gnmt",
-                cache: bool = True, compile="auto", threads="auto") -> DecodeResult:
+                cache: bool = True, compile="auto", threads="auto",
+                coverage_penalty: float = 0.0) -> DecodeResult:
     """Beam search with a length penalty and frozen finished hypotheses.
 
     Args:
@@ -468,6 +490,10 @@ def beam_search(model, src, beam_size: int = 4, max_length: int = 50, *,
         length_penalty_kind: "gnmt" (``((5 + L) / 6) ** alpha``) or "power"
             (``L ** alpha``).
         cache, compile, threads: as in :func:`greedy_decode`.
+        coverage_penalty: `beta` of the GNMT coverage penalty (Wu et al., 2016),
+            added to each finished hypothesis's score (see
+            :func:`gnmt_coverage_penalty`); 0 (the default) leaves the scores unchanged. Needs a model that returns its
+            cross-attention weights while decoding.
 
     Returns:
         A :class:`DecodeResult` holding the best hypothesis per row, and all finished
@@ -475,13 +501,17 @@ def beam_search(model, src, beam_size: int = 4, max_length: int = 50, *,
     """
     src = _check_src(src)
     _check_args(max_length, alpha, length_penalty_kind, beam_size)
+    beta = coverage_penalty
+    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not beta >= 0:
+        raise ValueError("`coverage_penalty` must be a number >= 0; received "
+                         f"coverage_penalty={beta!r}.")
     with torch_threads(threads):
         return _beam(model, src, int(beam_size), max_length, alpha, length_penalty_kind,
-                     cache, compile)
+                     cache, compile, float(beta))
 
 
 def _beam(model, src, k, max_length, alpha, length_penalty_kind, cache,
-          compile) -> DecodeResult:
+          compile, beta=0.0) -> DecodeResult:
     batch = len(src)
     stepper = Stepper(model, max_length, cache=cache, compile=compile)
     stepper.start(src, repeat=k)  # row b*k + i = beam i of sentence b
@@ -500,6 +530,12 @@ def _beam(model, src, k, max_length, alpha, length_penalty_kind, cache,
         length = len(ids)
         attn = {name: a[b, beam, :length].copy() for name, a in attn_history.items()}
         score = float(log_prob / length_penalty(length, alpha, length_penalty_kind))
+        if beta > 0.0:
+            if "cross" not in attn:
+                raise ValueError("beam_search: `coverage_penalty` > 0 needs a model "
+                                 "that returns cross-attention weights while decoding; "
+                                 f"model {model.name!r} returns {sorted(attn)}.")
+            score += gnmt_coverage_penalty(attn["cross"], src[b] != PAD_ID, beta)
         return Hypothesis(ids.astype(np.int32), float(log_prob), score, ended, attn)
 
     for t in range(max_length):

@@ -3,6 +3,8 @@
 Score of decoder state ``s`` (the query) against encoder state ``h_j`` (the memory):
 
     additive (Bahdanau et al., 2015): e_j = v^T tanh(W_q s + W_k h_j)
+    with coverage (Tu et al., 2016; See et al., 2017):
+                                      e_j = v^T tanh(W_q s + W_k h_j + w_c c_j)
     dot      (Luong et al., 2015):    e_j = s . h_j
     general  (Luong et al., 2015):    e_j = s^T W h_j
 
@@ -29,6 +31,9 @@ class BahdanauAttention(keras.layers.Layer):
         score: "additive" (`v^T tanh(W_q s + W_k h)`), "dot" (`s . h`, needs
             `d_q == d_k`) or "general" (`s^T W h`, `W` of shape `(d_q, d_k)`).
         dropout: dropout rate on the attention weights (training only).
+        coverage: additive score only: add the coverage term `w_c c_j` inside the tanh,
+            where `c_j` is the attention already paid to `h_j` (the sum of the earlier
+            steps' weights, passed as the `coverage` call argument).
 
     Call arguments:
         query: the decoder state `s_prev`, `(B, d_q)` or `(B, T_q, d_q)`.
@@ -38,6 +43,8 @@ class BahdanauAttention(keras.layers.Layer):
         memory_keys: optional `W_k h_enc` `(B, T_k, units)` from :meth:`project_memory`
             (additive score only). A decoder that calls the layer once per output step
             computes it once per sentence instead of once per step.
+        coverage: `c` `(B, T_k)` (or `(B, T_q, T_k)` for a 3-D query), the sum of the
+            earlier steps' weights; required when the layer has `coverage=True`.
         training: enables dropout.
 
     Returns:
@@ -45,10 +52,11 @@ class BahdanauAttention(keras.layers.Layer):
         `(B, d_k)` and `(B, T_k)` for a 2-D query. Weights are before dropout.
 
     Weights: `W_q (d_q, units)`, `W_k (d_k, units)`, `v (units,)` (additive) or
-    `W (d_q, d_k)` (general); none for dot.
+    `W (d_q, d_k)` (general); none for dot; plus `w_c (units,)` with coverage.
     """
 
-    def __init__(self, units=None, score="additive", dropout=0.0, **kwargs):
+    def __init__(self, units=None, score="additive", dropout=0.0, coverage=False,
+                 **kwargs):
         super().__init__(**kwargs)
         if score not in SCORES:
             raise ValueError(f"BahdanauAttention: `score` must be one of {SCORES}; "
@@ -56,6 +64,10 @@ class BahdanauAttention(keras.layers.Layer):
         if score == "additive" and (units is None or int(units) <= 0):
             raise ValueError("BahdanauAttention: the additive score needs a positive "
                              f"`units`; received units={units!r}.")
+        if coverage and score != "additive":
+            raise ValueError("BahdanauAttention: `coverage=True` needs score='additive'; "
+                             f"received score={score!r}.")
+        self.coverage = bool(coverage)
         self.units = None if units is None else int(units)
         self.score = score
         self.dropout = float(dropout)
@@ -74,6 +86,9 @@ class BahdanauAttention(keras.layers.Layer):
                                        initializer="glorot_uniform")
             self.v = self.add_weight(shape=(self.units,), name="v",
                                      initializer="glorot_uniform")
+            if self.coverage:
+                self.w_c = self.add_weight(shape=(self.units,), name="w_c",
+                                           initializer="glorot_uniform")
         elif self.score == "general":
             self.W = self.add_weight(shape=(d_q, d_k), name="W",
                                      initializer="glorot_uniform")
@@ -101,21 +116,41 @@ class BahdanauAttention(keras.layers.Layer):
                              f"has a memory projection; received score={self.score!r}.")
         return ops.matmul(memory, self.W_k)  # W_k h: (B, T_k, units)
 
-    def scores(self, query, memory, memory_keys=None):
-        """Alignment scores `e` `(B, T_q, T_k)` for a 3-D query `(B, T_q, d_q)`."""
+    def scores(self, query, memory, memory_keys=None, coverage=None):
+        """Alignment scores `e` `(B, T_q, T_k)` for a 3-D query `(B, T_q, d_q)`.
+
+        `coverage`: `(B, T_q, T_k)` (layers with `coverage=True` only).
+        """
         if self.score == "additive":
             wq = ops.matmul(query, self.W_q)  # (B, T_q, units)
             wk = (self.project_memory(memory) if memory_keys is None
                   else memory_keys)  # (B, T_k, units)
-            hidden = ops.tanh(wq[:, :, None, :] + wk[:, None, :, :])  # (B,T_q,T_k,units)
-            return ops.matmul(hidden, self.v)  # e = v^T tanh(W_q s + W_k h): (B,T_q,T_k)
+            pre = wq[:, :, None, :] + wk[:, None, :, :]  # W_q s + W_k h: (B,T_q,T_k,units)
+            if self.coverage:
+                pre = pre + coverage[..., None] * self.w_c  # + w_c c_j: (B,T_q,T_k,units)
+            hidden = ops.tanh(pre)  # (B, T_q, T_k, units)
+            return ops.matmul(hidden, self.v)  # e = v^T tanh(.): (B, T_q, T_k)
         if self.score == "dot":
             return ops.matmul(query, ops.swapaxes(memory, 1, 2))  # s . h: (B, T_q, T_k)
         sw = ops.matmul(query, self.W)  # s^T W: (B, T_q, d_k)
         return ops.matmul(sw, ops.swapaxes(memory, 1, 2))  # s^T W h: (B, T_q, T_k)
 
-    def call(self, query, memory, memory_mask=None, memory_keys=None, training=None):
+    def call(self, query, memory, memory_mask=None, memory_keys=None, coverage=None,
+             training=None):
         self._check(query, memory, memory_mask)
+        if self.coverage != (coverage is not None):
+            raise ValueError(
+                "BahdanauAttention: `coverage` must be given exactly when the layer has "
+                f"coverage=True; the layer has coverage={self.coverage} and received "
+                f"coverage={'None' if coverage is None else fmt(tuple(coverage.shape))}.")
+        if coverage is not None:
+            want = tuple(query.shape[:-1]) + (memory.shape[1],)
+            got = tuple(coverage.shape)
+            if len(got) != len(want) or any(a is not None and b is not None and a != b
+                                            for a, b in zip(got, want)):
+                raise ValueError(f"BahdanauAttention: `coverage` must have shape "
+                                 f"{fmt(want)} (the query's leading axes, T_k); "
+                                 f"received `coverage` with shape {fmt(got)}.")
         if memory_keys is not None:
             if self.score != "additive":
                 raise ValueError("BahdanauAttention: `memory_keys` is only used by the "
@@ -130,7 +165,11 @@ class BahdanauAttention(keras.layers.Layer):
         single = len(query.shape) == 2
         if single:
             query = query[:, None, :]  # (B, 1, d_q)
-        e = self.scores(query, memory, memory_keys)  # (B, T_q, T_k)
+            if coverage is not None:
+                coverage = coverage[:, None, :]  # (B, 1, T_k)
+        if coverage is not None:
+            coverage = ops.cast(coverage, query.dtype)
+        e = self.scores(query, memory, memory_keys, coverage)  # (B, T_q, T_k)
         mask = None if memory_mask is None else memory_mask[:, None, :]  # (B, 1, T_k)
         alpha = masked_softmax(e, mask, axis=-1)  # (B, T_q, T_k)
         dropped = self.dropout_layer(alpha, training=training)
@@ -140,7 +179,7 @@ class BahdanauAttention(keras.layers.Layer):
         return context, alpha
 
     def compute_output_spec(self, query, memory, memory_mask=None, memory_keys=None,
-                            training=None):
+                            coverage=None, training=None):
         # Shapes only (functional models): no symbolic tracing of `call`.
         lead = tuple(query.shape[:-1])  # (B,) or (B, T_q)
         return (keras.KerasTensor(lead + (memory.shape[-1],), dtype=self.compute_dtype),
@@ -148,5 +187,6 @@ class BahdanauAttention(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update(units=self.units, score=self.score, dropout=self.dropout)
+        config.update(units=self.units, score=self.score, dropout=self.dropout,
+                      coverage=self.coverage)
         return config

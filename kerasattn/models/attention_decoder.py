@@ -48,6 +48,17 @@ class AttentionGRUDecoder(keras.layers.Layer):
         d_attention: width of the multi-head context (multihead only; divisible by
             `num_heads`).
         attention_dropout: dropout on the attention weights (training only).
+        scheduled_sampling: enable scheduled sampling (Bengio et al., 2015). The layer
+            then holds a non-trainable scalar `teacher_forcing_ratio` (1.0 at first; set
+            it with :class:`kerasattn.training.TeacherForcingSchedule`) and, when training
+            with a ratio p < 1, feeds at each step t >= 1 the gold `y_{t-1}` with
+            probability p and otherwise the embedding of its own previous prediction
+            `argmax(W_o [s_{t-1}; c_{t-1}] + b_o)`. Needs :meth:`attach_feedback`.
+        coverage: use a coverage vector in the additive attention (Tu et al., 2016; See
+            et al., 2017): `c_t = sum_{t'<t} alpha_t'` enters the score as `w_c c_tj`.
+        coverage_loss_weight: with coverage, add `lambda * mean_b sum_t sum_j
+            min(alpha_tj, c_tj)` to the model's losses while training (See et al., 2017);
+            0 adds nothing.
 
     Call arguments:
         inputs: embedded previous tokens `y_{t-1}`, `(B, T, E)` (teacher forcing).
@@ -65,8 +76,19 @@ class AttentionGRUDecoder(keras.layers.Layer):
     """
 
     def __init__(self, units, attention="additive", attention_units=None, num_heads=1,
-                 d_attention=None, attention_dropout=0.0, **kwargs):
+                 d_attention=None, attention_dropout=0.0, scheduled_sampling=False,
+                 coverage=False, coverage_loss_weight=0.0, **kwargs):
         super().__init__(**kwargs)
+        if coverage_loss_weight and not coverage:
+            raise ValueError("AttentionGRUDecoder: `coverage_loss_weight` needs "
+                             f"coverage=True; received coverage={coverage!r}.")
+        if not float(coverage_loss_weight) >= 0.0:
+            raise ValueError("AttentionGRUDecoder: `coverage_loss_weight` must be >= 0; "
+                             f"received coverage_loss_weight={coverage_loss_weight!r}.")
+        self.coverage_loss_weight = float(coverage_loss_weight)
+        if coverage and attention != "additive":
+            raise ValueError("AttentionGRUDecoder: `coverage=True` needs "
+                             f"attention='additive'; received attention={attention!r}.")
         if attention not in ATTENTIONS:
             raise ValueError(f"AttentionGRUDecoder: `attention` must be one of "
                              f"{ATTENTIONS}; received attention={attention!r}.")
@@ -76,9 +98,14 @@ class AttentionGRUDecoder(keras.layers.Layer):
         self.num_heads = int(num_heads) if attention == "multihead" else 1
         self.d_attention = None if d_attention is None else int(d_attention)
         self.attention_dropout = float(attention_dropout)
+        self.scheduled_sampling = bool(scheduled_sampling)
+        self.coverage = bool(coverage)
+        self._feedback = None  # () -> (embedding, output_projection); not tracked
+        if self.scheduled_sampling:
+            self.seed_generator = keras.random.SeedGenerator(0, name="sampling_seed")
         if attention == "additive":
             self.attention = BahdanauAttention(self.attention_units or self.units,
-                                               score="additive",
+                                               score="additive", coverage=self.coverage,
                                                dropout=self.attention_dropout,
                                                name="attention")
         else:
@@ -100,7 +127,23 @@ class AttentionGRUDecoder(keras.layers.Layer):
         else:
             self.attention.build((None, 1, self.units), tuple(memory_shape))
         self.cell.build((None, inputs_shape[-1] + self.context_dim(memory_shape[-1])))
+        if self.scheduled_sampling:
+            self.teacher_forcing_ratio = self.add_weight(
+                shape=(), name="teacher_forcing_ratio", initializer="ones",
+                trainable=False, dtype="float32")
         self.built = True
+
+    def attach_feedback(self, embedding, output_projection):
+        """The layers that turn a prediction back into an input (scheduled sampling).
+
+        Args:
+            embedding: the target `keras.layers.Embedding` (`y -> E`).
+            output_projection: the `keras.layers.Dense` from `[s_t; c_t]` to the logits.
+
+        They belong to the enclosing model; the decoder keeps a reference without
+        tracking their weights (a closure), so they are saved once, by the model.
+        """
+        self._feedback = lambda: (embedding, output_projection)
 
     def context_dim(self, memory_dim):
         """Size `C` of the context vector c_t."""
@@ -139,7 +182,7 @@ class AttentionGRUDecoder(keras.layers.Layer):
         return w_c, self.cell.recurrent_kernel, self.cell.bias[1]
 
     def step(self, x_t, s_prev, memory, memory_mask=None, keys=None, training=None,
-             x_proj=None, gru_weights=None, memory_bias=None):
+             x_proj=None, gru_weights=None, memory_bias=None, coverage=None):
         """One decoder step.
 
         Args:
@@ -151,6 +194,7 @@ class AttentionGRUDecoder(keras.layers.Layer):
             gru_weights: `step_weights(C)` if already sliced (once per sequence).
             memory_bias: `mask_bias(memory_mask)` if already computed (once per
                 sequence); replaces `memory_mask`.
+            coverage: `c_t = sum_{t'<t} alpha_t'` `(B, S)` (coverage attention only).
 
         Returns:
             `(s_t (B, u), c_t (B, C), weights (B, h, S))`.
@@ -160,8 +204,8 @@ class AttentionGRUDecoder(keras.layers.Layer):
         if self.attention_kind == "additive":
             c_t, alpha = steps.bahdanau_attend_step(
                 self.attention, s_prev, memory, memory_keys=keys, memory_mask=memory_mask,
-                training=training,
-                memory_bias=memory_bias)  # c_t = sum_j alpha_tj h_j: (B, D), (B, S)
+                training=training, memory_bias=memory_bias,
+                coverage=coverage)  # c_t = sum_j alpha_tj h_j: (B, D), (B, S)
             attention = alpha[:, None, :]  # (B, 1, S)
         else:
             c_t, attention = steps.attend_step(
@@ -181,20 +225,61 @@ class AttentionGRUDecoder(keras.layers.Layer):
         c_dim = self.context_dim(memory.shape[-1])
         c0 = ops.zeros((batch, c_dim), dtype=initial_state.dtype)  # (B, C)
         w0 = ops.zeros((batch, self.num_heads, src_len), dtype=initial_state.dtype)
+        init = (initial_state, c0, w0)
+        if self.coverage:
+            init += (ops.zeros((batch, src_len), dtype=initial_state.dtype),  # c_1 = 0
+                     ops.zeros((batch,), dtype=initial_state.dtype))  # covloss: (B,)
         gru_weights = self.step_weights(c_dim)  # (W_c, U, b_s), sliced once
         bias = (None if memory_mask is None
                 else steps.mask_bias(memory_mask, memory.dtype))  # (bias, keep): (B, S) each
+        sampling = bool(training) and self.scheduled_sampling
+        if sampling and self._feedback is None:
+            raise ValueError("AttentionGRUDecoder: scheduled_sampling=True needs the "
+                             "target embedding and the output layer; call "
+                             "`attach_feedback(embedding, output_projection)` first.")
+        if sampling:
+            embedding, projection = self._feedback()
 
-        def body(carry, x_proj_t):
-            s_t, c_t, w_t = self.step(None, carry[0], memory, None, keys,
+        def body(carry, x_t):
+            s_prev, c_prev = carry[0], carry[1]
+            if sampling:
+                y_gold, keep = x_t[:, :-1], x_t[:, -1:]  # (B, E), (B, 1): 1 = gold
+                o_prev = ops.concatenate([s_prev, c_prev], axis=-1)  # [s_{t-1}; c_{t-1}]
+                logits = ops.matmul(o_prev, projection.kernel) + projection.bias  # (B, V)
+                y_hat = ops.stop_gradient(ops.argmax(logits, axis=-1))  # (B,)
+                y_own = ops.take(embedding.embeddings, y_hat, axis=0)  # (B, E)
+                y_t = keep * y_gold + (1.0 - keep) * _as_dtype(y_own, y_gold)  # (B, E)
+                x_proj_t = self.project_inputs(y_t)  # y_{t-1} W_y + b_x: (B, 3u)
+            else:
+                x_proj_t = x_t
+            cov = carry[3] if self.coverage else None  # c_t: (B, S)
+            s_t, c_t, w_t = self.step(None, s_prev, memory, None, keys,
                                       training=training, x_proj=x_proj_t,
-                                      gru_weights=gru_weights, memory_bias=bias)
+                                      gru_weights=gru_weights, memory_bias=bias,
+                                      coverage=cov)
             new = (s_t, _as_dtype(c_t, s_t), _as_dtype(w_t, s_t))
+            if self.coverage:
+                alpha_t = _as_dtype(w_t[:, 0, :], s_t)  # (B, S)
+                new += (cov + alpha_t,  # c_{t+1} = c_t + alpha_t
+                        ops.sum(ops.minimum(alpha_t, cov), axis=-1))  # covloss_t: (B,)
             return new, new  # TensorFlow's scan wants the emitted structure = the carry
 
-        x_proj = self.project_inputs(inputs)  # y_{t-1} W_y + b_x for every t: (B, T, 3u)
-        xs = ops.transpose(x_proj, (1, 0, 2))  # time-major (T, B, 3u)
-        _, (states, contexts, attention) = scan(body, (initial_state, c0, w0), xs)
+        if sampling:
+            p = ops.cast(self.teacher_forcing_ratio, inputs.dtype)
+            draws = keras.random.uniform(ops.shape(inputs)[:2],
+                                         seed=self.seed_generator)  # (B, T), drawn once
+            keep = ops.cast(ops.less(draws, p), inputs.dtype)  # 1 = gold y_{t-1}: (B, T)
+            first = ops.cast(ops.arange(ops.shape(inputs)[1]) == 0, inputs.dtype)  # (T,)
+            keep = ops.maximum(keep, first[None, :])  # step 0 always reads <bos>
+            x = ops.concatenate([inputs, keep[:, :, None]], axis=-1)  # (B, T, E + 1)
+        else:
+            x = self.project_inputs(inputs)  # y_{t-1} W_y + b_x for every t: (B, T, 3u)
+        xs = ops.transpose(x, (1, 0, 2))  # time-major (T, B, .)
+        _, outs = scan(body, init, xs)
+        states, contexts, attention = outs[:3]
+        if self.coverage and self.coverage_loss_weight > 0.0 and training:
+            covloss = ops.sum(outs[4], axis=0)  # sum_t sum_j min(alpha_tj, c_tj): (B,)
+            self.add_loss(self.coverage_loss_weight * ops.mean(covloss))
         outputs = ops.concatenate([states, contexts], axis=-1)  # (T, B, u + C)
         outputs = ops.transpose(outputs, (1, 0, 2))  # (B, T, u + C)
         if return_attention:
@@ -216,7 +301,9 @@ class AttentionGRUDecoder(keras.layers.Layer):
         config.update(units=self.units, attention=self.attention_kind,
                       attention_units=self.attention_units, num_heads=self.num_heads,
                       d_attention=self.d_attention,
-                      attention_dropout=self.attention_dropout)
+                      attention_dropout=self.attention_dropout,
+                      scheduled_sampling=self.scheduled_sampling, coverage=self.coverage,
+                      coverage_loss_weight=self.coverage_loss_weight)
         return config
 
 
@@ -239,15 +326,22 @@ class RecurrentAttentionDecoder(IncrementalDecoder):
         keys = self.decoder.precompute(memory)
         if keys is not None:
             new["keys"] = keys
+        if self.decoder.coverage:
+            new["coverage"] = ops.zeros(ops.shape(memory)[:2], dtype=memory.dtype)  # (B, S)
         return new
 
     def step(self, token, state, t):
         x_t = self.embed_step(token)  # (B, E)
+        cov = state.get("coverage")  # (B, S) or None
         s_t, c_t, weights = self.decoder.step(x_t, state["s"], state["memory"],
-                                              state["mask"], state.get("keys"))
+                                              state["mask"], state.get("keys"),
+                                              coverage=cov)
         o_t = ops.concatenate([s_t, ops.cast(c_t, s_t.dtype)], axis=-1)  # [s_t; c_t]
         logits = self.output_projection(o_t)  # (B, V)
-        return logits, dict(state, s=s_t), {"cross": weights[:, None]}  # (B, 1, h, S)
+        new = dict(state, s=s_t)
+        if cov is not None:
+            new["coverage"] = cov + ops.cast(weights[:, 0, :], cov.dtype)  # c_{t+1}
+        return logits, new, {"cross": weights[:, None]}  # (B, 1, h, S)
 
     def attention_shapes(self, state, max_length):
         return {"cross": (1, self.decoder.num_heads, ops.shape(state["memory"])[1])}

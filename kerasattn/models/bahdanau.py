@@ -31,19 +31,27 @@ class BahdanauConfig(ModelConfig):
             the decoder.
         attention_units: hidden size of the additive score.
         dropout: dropout on the embeddings and on `[s_t; c_t]` before the output layer.
+        scheduled_sampling: build the decoder for scheduled sampling (Bengio et al.,
+            2015; see ``train(..., teacher_forcing=...)``).
+        coverage: coverage attention (Tu et al., 2016; See et al., 2017).
+        coverage_loss_weight: weight of the coverage loss (with ``coverage`` only).
     """
 
     embed_dim: int = 64
     units: int = 64
     attention_units: int = 64
     dropout: float = 0.1
+    scheduled_sampling: bool = False
+    coverage: bool = False
+    coverage_loss_weight: float = 0.0
 
 
 def build_recurrent_attention_model(name, src_vocab_size, tgt_vocab_size, *, embed_dim,
                                     encoder_units, decoder_units, dropout,
                                     attention="additive", attention_units=None,
                                     num_heads=1, d_attention=None, num_encoder_blocks=0,
-                                    d_ff=None) -> keras.Model:
+                                    d_ff=None, scheduled_sampling=False,
+                                    coverage=False, coverage_loss_weight=0.0) -> keras.Model:
     """Bidirectional-GRU encoder (+ optional self-attention blocks) and a Bahdanau decoder.
 
     Shared by `bahdanau`, `bahdanau_multihead` (multi-head attention in the decoder) and
@@ -55,14 +63,19 @@ def build_recurrent_attention_model(name, src_vocab_size, tgt_vocab_size, *, emb
                                  dropout=dropout, num_blocks=num_encoder_blocks,
                                  num_heads=num_heads, d_ff=d_ff)  # (B, S, 2u), (B, u)
     s0 = keras.layers.Dense(decoder_units, activation="tanh", name="bridge")(h_bwd)
-    y = keras.layers.Embedding(tgt_vocab_size, embed_dim, name="tgt_embedding")(tgt)
-    y = keras.layers.Dropout(dropout, name="tgt_dropout")(y)
+    embedding = keras.layers.Embedding(tgt_vocab_size, embed_dim, name="tgt_embedding")
+    y = keras.layers.Dropout(dropout, name="tgt_dropout")(embedding(tgt))
     decoder = AttentionGRUDecoder(decoder_units, attention=attention,
                                   attention_units=attention_units, num_heads=num_heads,
-                                  d_attention=d_attention, name="attention_decoder")
+                                  d_attention=d_attention,
+                                  scheduled_sampling=scheduled_sampling, coverage=coverage,
+                                  coverage_loss_weight=coverage_loss_weight,
+                                  name="attention_decoder")
+    projection = keras.layers.Dense(tgt_vocab_size, name="output_projection")
+    decoder.attach_feedback(embedding, projection)  # scheduled sampling feeds y_hat back
     o = decoder(y, h_enc, s0, memory_mask=src_mask)  # [s_t; c_t]: (B, T, u + C)
     o = keras.layers.Dropout(dropout, name="output_dropout")(o)
-    logits = keras.layers.Dense(tgt_vocab_size, name="output_projection")(o)  # (B, T, V)
+    logits = projection(o)  # (B, T, V)
     return finish_model(name, src, tgt, logits)
 
 
@@ -72,4 +85,6 @@ def build_bahdanau(config: BahdanauConfig, src_vocab_size: int,
     return build_recurrent_attention_model(
         "bahdanau", src_vocab_size, tgt_vocab_size, embed_dim=config.embed_dim,
         encoder_units=config.units, decoder_units=config.units, dropout=config.dropout,
-        attention="additive", attention_units=config.attention_units)
+        attention="additive", attention_units=config.attention_units,
+        scheduled_sampling=config.scheduled_sampling, coverage=config.coverage,
+        coverage_loss_weight=config.coverage_loss_weight)
