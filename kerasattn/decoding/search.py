@@ -492,8 +492,9 @@ def beam_search(model, src, beam_size: int = 4, max_length: int = 50, *,
         cache, compile, threads: as in :func:`greedy_decode`.
         coverage_penalty: `beta` of the GNMT coverage penalty (Wu et al., 2016),
             added to each finished hypothesis's score (see
-            :func:`gnmt_coverage_penalty`); 0 (the default) leaves the scores unchanged. Needs a model that returns its
-            cross-attention weights while decoding.
+            :func:`gnmt_coverage_penalty`); 0 (the default) leaves the scores
+            unchanged. Needs a model that returns its cross-attention weights while
+            decoding.
 
     Returns:
         A :class:`DecodeResult` holding the best hypothesis per row, and all finished
