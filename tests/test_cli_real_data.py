@@ -218,7 +218,7 @@ def test_lesson_00_on_real_data_is_the_lab(tmp_path, capfd):
     assert f"backend: {keras.backend.backend()} on " in text
     assert "subword tokens: the target side is written without spaces" in text
     record = json.loads((out / "results.json").read_text())
-    assert set(record["models"]) == {"seq2seq", "bahdanau"}
+    assert set(record["models"]) == {"seq2seq", "bahdanau", "bahdanau + scheduled sampling"}
     for r in record["models"].values():
         assert 0 <= r["bleu_single"] <= r["bleu_multi"] + 1e-9 <= 100 + 1e-9
         assert r["by_length"] and r["history"]["loss"]

@@ -20,11 +20,12 @@ pytestmark = pytest.mark.lesson
 
 EXPECTED_FIGURES = {
     0: ["architecture_seq2seq.png", "architecture_bahdanau.png",
-        "curves_with_without_attention.png", "bleu_vs_length.png", "attention_bahdanau.png"],
+        "curves_with_without_attention.png", "bleu_vs_length.png", "attention_bahdanau.png",
+        "attention_bahdanau_european_economic_area.png", "curves_scheduled_sampling.png"],
     1: ["architecture_bahdanau_multihead.png", "attention_heads_bahdanau_multihead.png",
         "curves_bahdanau_multihead.png"],
     2: ["architecture_encoder_self_attention.png", "curves_encoder_self_attention.png",
-        "attention_encoder_self_attention.png"],
+        "attention_encoder_self_attention.png", "encoder_self_attention_heads.png"],
     3: ["causal_mask_4x4.png", "architecture_decoder_self_attention.png",
         "attention_cross_decoder_self_attention.png",
         "attention_self_decoder_self_attention.png"],
