@@ -193,12 +193,13 @@ lesson.attention_figure(bahdanau, "attention_bahdanau.png",
 # %%
 if lesson.data.real:
     long_pair = lesson.example_sentence(min_len=10, max_len=16)
-    lesson.attention_figure(bahdanau, "attention_bahdanau_longer.png", sentence=long_pair[0],
-                            title="Bahdanau attention on a longer real test sentence")
+    figure_name, sentence = "attention_bahdanau_longer.png", long_pair[0]
+    title = "Bahdanau attention on a longer real test sentence"
 else:
-    lesson.attention_figure(bahdanau, "attention_bahdanau_european_economic_area.png",
-                            sentence="their cat reads the european economic area .",
-                            title="non-monotonic alignment: the european economic area")
+    figure_name = "attention_bahdanau_european_economic_area.png"
+    sentence = "their cat reads the european economic area ."
+    title = "non-monotonic alignment: the european economic area"
+lesson.attention_figure(bahdanau, figure_name, sentence=sentence, title=title)
 
 # %% [markdown]
 # ## The paper's numbers beside ours
@@ -280,11 +281,11 @@ sampled.name = "bahdanau + scheduled sampling"
 lesson.histories[sampled.name] = sampled.history
 print("teacher-forcing ratio per epoch:", [round(v, 2) for v in schedule.values])
 r_ss = lesson.evaluate(sampled)
-lesson.curves(["bahdanau", sampled.name], "curves_scheduled_sampling.png",
-              title="teacher forcing vs scheduled sampling (linear, 1 -> 0.5)")
 print(format_table(["model", "BLEU", "exact match"],
                    [[r["model"], f"{r['bleu']:.1f}", f"{r['exact_match']:.1%}"]
                     for r in (r_att, r_ss)]))
+lesson.curves(["bahdanau", sampled.name], "curves_scheduled_sampling.png",
+              title="teacher forcing vs scheduled sampling (linear, 1 -> 0.5)")
 
 # %% [markdown]
 # ## Repetition, dropped words and coverage
