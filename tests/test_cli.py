@@ -202,7 +202,10 @@ def test_translate_prints_translation_and_attention(trained, capsys):
     assert cli.main(["translate", str(checkpoint), sentence]) == 0
     assert capsys.readouterr().out.splitlines()[0].split() == translation
     assert cli.main(["translate", str(checkpoint), sentence, "--beam", "3"]) == 0
-    assert re.fullmatch(r"[^\n]+\n", capsys.readouterr().out)
+    out = capsys.readouterr().out
+    # one line; a one-epoch model's best beam may end at once (an empty translation)
+    assert re.fullmatch(r"[^\n]*\n", out)
+    assert all(w in tgt_vocab for w in out.split())
 
 
 def test_translate_reports_an_incomplete_checkpoint(tmp_path, capsys):
