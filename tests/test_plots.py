@@ -108,3 +108,22 @@ def test_evolution_table(tmp_path):
     assert "| seq2seq | 1,234 | 10.0 | 5,000 | 40.0 | 25.0% |" in lines
     fig = plots.evolution_table_figure(rows, tmp_path / "t.png")
     assert png_size(tmp_path / "t.png") == expected_pixels(fig) == (900, 320)
+
+
+def test_label_font_picks_an_installed_cjk_font_for_japanese_labels():
+    ja = ["猫", "が", "寝て", "いる"]
+    assert plots.label_font(["the", "cat"], available=["DejaVu Sans"]) == {}
+    font = plots.label_font(ja, available=["DejaVu Sans", "IPAexGothic", "Noto Sans CJK JP"])
+    assert font == {"fontfamily": ["Noto Sans CJK JP", "DejaVu Sans"]}   # preference order
+    assert plots.cjk_font(["DejaVu Sans"]) is None
+
+
+def test_japanese_heatmap_without_a_cjk_font_warns_and_still_draws(tmp_path, monkeypatch):
+    from kerasattn.plots import _base
+
+    monkeypatch.setattr(_base, "_warned_no_cjk", False)
+    monkeypatch.setattr(_base, "cjk_font", lambda available=None: None)
+    with pytest.warns(UserWarning, match="fonts-noto-cjk"):
+        fig = plots.attention_heatmap(np.full((2, 3), 1 / 3), ["猫", "が", "寝る"],
+                                      ["the", "cat"], path=tmp_path / "ja.png")
+    assert png_size(tmp_path / "ja.png") == expected_pixels(fig)
