@@ -136,7 +136,7 @@ def train_baseline(prepared, budget, seed, tiny, bucket):
     data = TranslationDataset(prepared.train, batch_size=64, shuffle=True, seed=seed,
                               bucket=bucket)
     valid = TranslationDataset(prepared.valid, batch_size=64, shuffle=False, bucket=bucket)
-    timer, stop = training._TrainTimer(), _CountingBudget(budget)
+    timer, stop = training.EpochTimer(), _CountingBudget(budget)
     model.fit(data, validation_data=valid, epochs=1000, callbacks=[timer, stop], verbose=0)
     tokens = int(np.sum(prepared.train["labels"] != 0))
     return model, dict(epochs=len(timer.seconds), train_seconds=float(sum(timer.seconds)),
@@ -225,7 +225,7 @@ def run(args) -> list[dict]:
                 hp.update({k: v for k, v in TINY.items() if k in fields})
             model = build_model(name, len(p.src_vocab), len(p.tgt_vocab), **hp)
             stop = _CountingBudget(args.budget)
-            timer = training._TrainTimer()
+            timer = training.EpochTimer()
             result = training.train(model, p.train, p.valid, seed=args.seed,
                                     callbacks=[timer, stop], **p.recipe.train)
             n_batches = -(-len(p.train["labels"]) // p.recipe.train["batch_size"])

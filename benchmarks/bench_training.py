@@ -54,7 +54,7 @@ def child(args) -> None:
         model = build_model(name, len(src_vocab), len(tgt_vocab))
         training.compile_for_translation(model, label_smoothing=0.1, jit_compile=jit,
                                          steps_per_execution=args.steps_per_execution)
-        timer = training._TrainTimer()
+        timer = training.EpochTimer()
         data = TranslationDataset(arrays, batch_size=args.batch_size, shuffle=True, seed=0,
                                   bucket=args.bucket)
         start = time.perf_counter()

@@ -27,20 +27,38 @@ the training loss and the validation loss on the same data are equal.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
-import time
-import warnings
 
 import keras
 import numpy as np
 
 from kerasattn import backend_utils, checkpointing
+from kerasattn.callbacks import (
+    SCHEDULES,
+    EpochTimer,
+    TeacherForcingSchedule,
+    TimeBudget,
+    _check_positive,
+)
+from kerasattn.distribution import (
+    DISTRIBUTIONS,
+    data_parallel,
+    device_count,
+    fit_to_devices,
+    lay_out_variables,
+    resolve_distribution,
+)
 from kerasattn.schedules import TransformerSchedule
+
+__all__ = ["INPUT_KEYS", "LABEL_KEY", "RECOMMENDED_TRAINING", "recommended_training",
+           "make_optimizer", "compile_for_translation", "seed_everything", "TrainResult",
+           "train", "EpochTimer", "TimeBudget", "TeacherForcingSchedule", "SCHEDULES",
+           "DISTRIBUTIONS", "data_parallel"]
 
 INPUT_KEYS = ("encoder_inputs", "decoder_inputs")
 LABEL_KEY = "labels"
-DISTRIBUTIONS = ("data_parallel",)
 
 # Training settings per model for the built-in corpus on a 2-core CPU, used by the lessons
 # and `kerasattn train` (figures: docs/lessons.md). The GRU decoders take a large constant
@@ -166,11 +184,6 @@ def compile_for_translation(model: keras.Model, *, learning_rate: float = 1e-3,
 # --------------------------------------------------------------------------- data
 
 
-def _check_positive(name, value):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ValueError(f"`{name}` must be a number > 0; received {name}={value!r}.")
-
-
 def _as_arrays(data, name: str):
     """``data`` as ``(x dict, labels)`` NumPy arrays, or ``(data, None)`` for a dataset.
 
@@ -242,88 +255,6 @@ def seed_everything(model: keras.Model | None, seed: int) -> None:
         v.assign(keras.ops.convert_to_tensor(np.array([value, 0]), dtype=v.dtype))
 
 
-# --------------------------------------------------------------------------- distribution
-
-
-def data_parallel(devices=None):
-    """A ``keras.distribution.DataParallel`` over ``devices`` (default: all local devices).
-
-    Each device holds a full replica of the weights and gets ``batch_size / n_devices`` of
-    every batch; gradients are averaged across devices, so the update equals single-device
-    training on the whole batch up to floating-point summation order.
-
-    Args:
-        devices: list of device names (``"cpu:0"``...) or None for
-            ``keras.distribution.list_devices()``.
-
-    Returns:
-        The distribution. Use ``with dist.scope():`` while building a model, or pass it to
-        :func:`train` as ``distribution=``.
-
-    Raises:
-        ValueError: on a backend other than JAX.
-    """
-    backend = keras.backend.backend()
-    if backend != "jax":
-        raise ValueError(
-            f"distribution='data_parallel' needs the JAX backend; the current backend is "
-            f"{backend!r}. keras {keras.__version__} supports keras.distribution only on JAX "
-            "(TensorFlow's implementation is marked do-not-use, torch's arrived after 3.15). "
-            "Run with KERAS_BACKEND=jax, or train without `distribution`.")
-    if devices is None:
-        devices = keras.distribution.list_devices()
-    return keras.distribution.DataParallel(devices=list(devices))
-
-
-def _resolve_distribution(distribution):
-    if distribution is None:
-        return None
-    if isinstance(distribution, str):
-        if distribution not in DISTRIBUTIONS:
-            raise ValueError(f"`distribution` must be one of {DISTRIBUTIONS}, a keras."
-                             f"distribution.Distribution or None; received "
-                             f"distribution={distribution!r}.")
-        return data_parallel()
-    if isinstance(distribution, keras.distribution.Distribution):
-        if keras.backend.backend() != "jax":
-            data_parallel()                      # raises the backend error
-        return distribution
-    raise ValueError("`distribution` must be 'data_parallel', a keras.distribution."
-                     f"Distribution or None; received {type(distribution).__name__}.")
-
-
-def _lay_out_variables(model: keras.Model, distribution) -> int:
-    """Give variables built outside ``distribution.scope()`` the distribution's layout.
-
-    JAX refuses to jit a step that mixes single-device variables with mesh-sharded data, so
-    a model built before the distribution existed gets each variable re-assigned under its
-    layout (``variable.assign`` re-places a variable that has a layout). Returns the number
-    of variables moved.
-    """
-    moved = 0
-    for v in model.variables:
-        if getattr(v, "_layout", None) is None:
-            v._layout = distribution.get_variable_layout(v)
-            v.assign(keras.ops.convert_to_numpy(v))
-            moved += 1
-    return moved
-
-
-def _device_count(distribution) -> int:
-    return int(np.prod(distribution.device_mesh.shape))
-
-
-def _fit_to_devices(x, y, batch_size, n_devices, name):
-    """Drop the few trailing samples that would give the last batch a ragged shard."""
-    n = len(y)
-    rest = (n % batch_size) % n_devices
-    if rest:
-        warnings.warn(f"{name}: dropping the last {rest} of {n} samples so every batch "
-                      f"splits evenly over {n_devices} devices.", stacklevel=3)
-        return _take(x, y, n - rest)
-    return x, y
-
-
 # --------------------------------------------------------------------------- train
 
 
@@ -362,29 +293,6 @@ class TrainResult:
     checkpoint_dir: str | None
     keras_history: object = dataclasses.field(default=None, repr=False)
     torch_threads: int | None = None
-
-
-class _TrainTimer(keras.callbacks.Callback):
-    """Wall time of each epoch's training pass (stops when validation starts)."""
-
-    def __init__(self):
-        super().__init__()
-        self.seconds = []
-        self._start = None
-
-    def on_epoch_begin(self, epoch, logs=None):
-        self._start = time.perf_counter()
-
-    def _stop(self):
-        if self._start is not None:
-            self.seconds.append(time.perf_counter() - self._start)
-            self._start = None
-
-    def on_test_begin(self, logs=None):
-        self._stop()
-
-    def on_epoch_end(self, epoch, logs=None):
-        self._stop()
 
 
 def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
@@ -471,31 +379,31 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
         forcing = (teacher_forcing if isinstance(teacher_forcing, TeacherForcingSchedule)
                    else TeacherForcingSchedule.parse(teacher_forcing))
         forcing.decoder_of(model)                           # validates the model
-    dist = _resolve_distribution(distribution)
+    dist = resolve_distribution(distribution)
     x, y = _as_arrays(train_data, "train_data")
     validation = None
     if valid_data is not None:
         vx, vy = _as_arrays(valid_data, "valid_data")
         validation = vx if vy is None else (vx, vy)
     if dist is not None:
-        n_dev = _device_count(dist)
+        n_dev = device_count(dist)
         if batch_size % n_dev:
             raise ValueError(f"`batch_size` must be a multiple of the {n_dev} devices of the "
                              f"distribution; received batch_size={batch_size}.")
         if y is not None:
-            x, y = _fit_to_devices(x, y, batch_size, n_dev, "train_data")
+            x, y = fit_to_devices(x, y, batch_size, n_dev, "train_data")
         if valid_data is not None and vy is not None:
-            validation = _fit_to_devices(vx, vy, batch_size, n_dev, "valid_data")
+            validation = fit_to_devices(vx, vy, batch_size, n_dev, "valid_data")
 
     monitor = "val_loss" if valid_data is not None else "loss"
     early = None
     if early_stopping_patience is not None:
         early = checkpointing.ResumableEarlyStopping(early_stopping_patience, monitor=monitor,
                                                      verbose=int(verbose > 0))
-    scope = dist.scope() if dist is not None else _null_scope()
+    scope = dist.scope() if dist is not None else contextlib.nullcontext()
     with scope:
         if dist is not None:
-            _lay_out_variables(model, dist)
+            lay_out_variables(model, dist)
         seed_everything(model, seed)
         compile_for_translation(model, learning_rate=learning_rate,
                                 weight_decay=weight_decay, clipnorm=clipnorm,
@@ -513,7 +421,7 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
                 done = bool(meta.get("stopped")) or initial_epoch >= epochs
                 if early is not None and "early_stopping" in meta:
                     early.set_state(meta["early_stopping"], resume_best)
-        timer = _TrainTimer()
+        timer = EpochTimer()
         cbs = [timer]
         if early is not None:
             cbs.append(early)
@@ -571,171 +479,3 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
         tokens_per_second=(tokens * n_run / seconds) if tokens and seconds > 0 else None,
         checkpoint_dir=None if checkpoint_dir is None else os.path.abspath(checkpoint_dir),
         keras_history=keras_history, torch_threads=used_threads)
-
-
-class TimeBudget(keras.callbacks.Callback):
-    """Stop ``fit`` after the batch that crosses a wall-clock budget.
-
-    The clock starts when training starts (first-epoch compilation and validation passes
-    count), so two models given the same budget get the same wall time. After ``fit`` the
-    callback's ``stopped`` says whether the budget ended training.
-
-    Args:
-        seconds: the budget, a number > 0.
-    """
-
-    def __init__(self, seconds: float):
-        super().__init__()
-        _check_positive("seconds", seconds)
-        self.seconds, self.start, self.stopped = float(seconds), None, False
-
-    def on_train_begin(self, logs=None):
-        self.start = time.perf_counter()
-
-    def on_train_batch_end(self, batch, logs=None):
-        if time.perf_counter() - self.start > self.seconds:
-            self.model.stop_training = True
-            self.stopped = True
-
-
-SCHEDULES = ("constant", "linear", "inverse_sigmoid")
-
-
-class TeacherForcingSchedule(keras.callbacks.Callback):
-    """The teacher-forcing ratio of scheduled sampling (Bengio et al., 2015), as a callback.
-
-    At training step (or epoch) ``i`` the ratio is
-
-        constant         eps_i = ratio
-        linear           eps_i = max(min_ratio, 1 - (1 - min_ratio) i / decay_steps)
-        inverse sigmoid  eps_i = k / (k + exp(i / k))                      (k >= 1)
-
-    Before each batch (``per="step"``) or epoch (``per="epoch"``) the callback writes
-    eps_i into the decoder's ``teacher_forcing_ratio`` variable; the decoder then reads the
-    gold previous token with probability eps_i and its own previous prediction otherwise.
-    ``i`` counts from 0 at the first ``fit`` of this object (``initial_epoch`` for
-    ``per="epoch"``). ``values`` records the ratio used for each step or epoch.
-
-    Args:
-        kind: "constant", "linear" or "inverse_sigmoid".
-        ratio: the constant ratio in [0, 1] (constant only).
-        decay_steps: steps (or epochs) of the linear decay, > 0 (linear only).
-        min_ratio: the floor of the linear decay, in [0, 1].
-        k: the inverse-sigmoid constant, >= 1 (larger decays later).
-        per: "step" or "epoch".
-    """
-
-    def __init__(self, kind="linear", *, ratio=1.0, decay_steps=1000, min_ratio=0.0,
-                 k=100.0, per="step"):
-        super().__init__()
-        if kind not in SCHEDULES:
-            raise ValueError(f"TeacherForcingSchedule: `kind` must be one of {SCHEDULES}; "
-                             f"received kind={kind!r}.")
-        if per not in ("step", "epoch"):
-            raise ValueError("TeacherForcingSchedule: `per` must be 'step' or 'epoch'; "
-                             f"received per={per!r}.")
-        for name, value in (("ratio", ratio), ("min_ratio", min_ratio)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
-                    0.0 <= value <= 1.0):
-                raise ValueError(f"TeacherForcingSchedule: `{name}` must be a number in "
-                                 f"[0, 1]; received {name}={value!r}.")
-        if kind == "linear" and not (isinstance(decay_steps, (int, float)) and
-                                     not isinstance(decay_steps, bool) and decay_steps > 0):
-            raise ValueError("TeacherForcingSchedule: `decay_steps` must be > 0; received "
-                             f"decay_steps={decay_steps!r}.")
-        if kind == "inverse_sigmoid" and not (isinstance(k, (int, float)) and
-                                              not isinstance(k, bool) and k >= 1):
-            raise ValueError("TeacherForcingSchedule: `k` must be a number >= 1; received "
-                             f"k={k!r}.")
-        self.kind, self.per = kind, per
-        self.ratio, self.decay_steps = float(ratio), float(decay_steps)
-        self.min_ratio, self.k = float(min_ratio), float(k)
-        self.step, self.values, self._last = 0, [], None
-
-    @classmethod
-    def parse(cls, spec):
-        """A schedule from a ratio or a spec string.
-
-        Forms: a number ``p`` or ``"constant:p"``; ``"linear:DECAY_STEPS[:MIN_RATIO]"``;
-        ``"inverse_sigmoid:K"``; each optionally followed by ``"@epoch"`` (per epoch
-        instead of per step). Example: ``"linear:500:0.5"`` decays from 1 to 0.5 over 500
-        steps.
-        """
-        if isinstance(spec, (int, float)) and not isinstance(spec, bool):
-            return cls("constant", ratio=float(spec))
-        bad = ValueError(
-            "`teacher_forcing` must be a TeacherForcingSchedule, a ratio in [0, 1] or a "
-            "spec 'constant:P', 'linear:DECAY_STEPS[:MIN_RATIO]' or 'inverse_sigmoid:K' "
-            f"(optionally ending in '@epoch'); received teacher_forcing={spec!r}.")
-        if not isinstance(spec, str):
-            raise bad
-        body, _, per = spec.partition("@")
-        kind, *args = body.strip().split(":")
-        try:
-            nums = [float(a) for a in args]
-        except ValueError:
-            raise bad from None
-        per = per or "step"
-        if kind == "constant" and len(nums) == 1:
-            return cls("constant", ratio=nums[0], per=per)
-        if kind == "linear" and len(nums) in (1, 2):
-            return cls("linear", decay_steps=nums[0],
-                       min_ratio=nums[1] if len(nums) == 2 else 0.0, per=per)
-        if kind == "inverse_sigmoid" and len(nums) == 1:
-            return cls("inverse_sigmoid", k=nums[0], per=per)
-        raise bad
-
-    def value(self, i):
-        """eps_i for step (or epoch) ``i`` >= 0."""
-        if self.kind == "constant":
-            return self.ratio
-        if self.kind == "linear":
-            return max(self.min_ratio, 1.0 - (1.0 - self.min_ratio) * i / self.decay_steps)
-        return self.k / (self.k + float(np.exp(min(i / self.k, 700.0))))
-
-    @staticmethod
-    def decoder_of(model):
-        """The model's decoder built for scheduled sampling (a ValueError otherwise)."""
-        for layer in model.layers:
-            if getattr(layer, "scheduled_sampling", False):
-                return layer
-        raise ValueError(
-            "`teacher_forcing` needs a model whose recurrent decoder was built with "
-            "scheduled_sampling=True (e.g. build_model('bahdanau', ..., "
-            f"scheduled_sampling=True)); model {model.name!r} has none.")
-
-    def set_model(self, model):
-        super().set_model(model)
-        decoder = self.decoder_of(model)
-        if decoder._feedback is None:                # e.g. a model loaded from .keras
-            decoder.attach_feedback(model.get_layer("tgt_embedding"),
-                                    model.get_layer("output_projection"))
-        self._variable = decoder.teacher_forcing_ratio
-
-    def _set(self, i):
-        p = self.value(i)
-        self.values.append(p)
-        if p != self._last:
-            if keras.backend.backend() == "jax":
-                # fit holds the variables' values in its own state during an epoch:
-                # write them back so the next step reads the new ratio
-                self.model.jax_state_sync()
-            self._variable.assign(p)
-            self._last = p
-
-    def on_epoch_begin(self, epoch, logs=None):
-        if self.per == "epoch":
-            self._set(epoch)
-
-    def on_train_batch_begin(self, batch, logs=None):
-        if self.per == "step":
-            self._set(self.step)
-            self.step += 1
-
-
-class _null_scope:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False

@@ -312,7 +312,7 @@ lesson.curves(["bahdanau", sampled.name], "curves_scheduled_sampling.png",
 
 # %%
 from kerasattn import metrics as kmetrics
-from kerasattn.decoding.search import translate
+from kerasattn.decoding import translate
 
 pairs = lesson.data.test_pairs[:100]
 rows = []

@@ -7,7 +7,7 @@ import pytest
 
 from kerasattn import reference as ref
 from kerasattn import steps
-from kerasattn.decoding.search import beam_search, gnmt_coverage_penalty, length_penalty
+from kerasattn.decoding import beam_search, gnmt_coverage_penalty, length_penalty
 from kerasattn.layers import BahdanauAttention
 from kerasattn.models import AttentionGRUDecoder, build_model
 from tests.conftest import to_numpy

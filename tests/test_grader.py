@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from kerasattn.grader import compare, properties, report
-from kerasattn.grader.engine import Grader, _load_outputs, discover
+from kerasattn.grader.engine import Grader, discover
+from kerasattn.grader.outcomes import _load_outputs
 from kerasattn.grader.spec import Case, Compare, Property, Spec, spec_paths
 from kerasattn.grader.static_check import check_source
 

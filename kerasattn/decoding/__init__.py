@@ -7,20 +7,21 @@
 - :class:`Stepper`: one step of decoding, incremental (GRU state / K/V caches from
   :func:`kerasattn.models.incremental_decoder`) or re-running the full model on the prefix.
 """
+from kerasattn.decoding.beam import beam_search, gnmt_coverage_penalty
 from kerasattn.decoding.search import (
-                                       BOS_ID,
-                                       EOS_ID,
-                                       LENGTH_PENALTIES,
-                                       PAD_ID,
-                                       DecodeResult,
-                                       Hypothesis,
-                                       Stepper,
-                                       beam_search,
-                                       greedy_decode,
-                                       length_penalty,
-                                       log_softmax,
-                                       translate,
+    BOS_ID,
+    EOS_ID,
+    LENGTH_PENALTIES,
+    PAD_ID,
+    DecodeResult,
+    Hypothesis,
+    Stepper,
+    greedy_decode,
+    greedy_loop,
+    length_penalty,
+    log_softmax,
 )
+from kerasattn.decoding.translate import translate
 
 __all__ = [
     "BOS_ID",
@@ -31,7 +32,9 @@ __all__ = [
     "Hypothesis",
     "Stepper",
     "beam_search",
+    "gnmt_coverage_penalty",
     "greedy_decode",
+    "greedy_loop",
     "length_penalty",
     "log_softmax",
     "translate",

@@ -40,6 +40,22 @@ import sys
 import threading
 import types
 
+from kerasattn.grader.codeid import (
+    _KIT_CODES,
+    _function_codes,
+    _module_members,
+    fingerprint,
+    iter_codes,
+    module_codes,
+    prepare_worker,
+)
+from kerasattn.grader.compiled import (
+    _numpy_escape,
+    _numpy_message,
+    _run_compiled,
+    _tensor_leaves,
+)
+
 #: Name of the trampolines' global and file name of their code.
 GUARD_GLOBAL = "__kerasattn_guard__"
 TRAMPOLINE_FILE = "<kerasattn grader tripwire>"
@@ -57,96 +73,12 @@ _NOT_COMPILED = {"build", "get_config", "from_config", "compute_output_shape",
                  "load_own_variables"}
 
 
+__all__ = ["Guard", "GuardError", "module_codes", "prepare_worker", "GUARD_GLOBAL",
+           "TRAMPOLINE_FILE", "MIN_COPY_BYTES"]
+
+
 class GuardError(RuntimeError):
     """Raised in the submission when it uses what the exercise forbids."""
-
-
-# ---------------------------------------------------------------------- code identity
-def iter_codes(code):
-    """``code`` and every code object nested in its constants."""
-    todo = [code]
-    while todo:
-        c = todo.pop()
-        yield c
-        todo.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
-
-
-def fingerprint(code, memo=None) -> int:
-    """A hash of what a function does: byte code, names and constants (not file or lines)."""
-    if memo is not None and id(code) in memo and memo[id(code)][0] is code:
-        return memo[id(code)][1]
-    consts = tuple(fingerprint(k, memo) if isinstance(k, types.CodeType)
-                   else (type(k).__name__, repr(k)[:300]) for k in code.co_consts)
-    value = hash((code.co_code, code.co_names, code.co_varnames[:code.co_argcount], consts))
-    if memo is not None:
-        memo[id(code)] = (code, value)
-    return value
-
-
-def _function_codes(obj):
-    """(qualname, function) of a function, or of every method a class defines itself."""
-    if isinstance(obj, types.FunctionType):
-        return [(f"{obj.__module__}.{obj.__qualname__}", obj)]
-    out = []
-    if isinstance(obj, type):
-        for name, member in list(vars(obj).items()):
-            funcs = []
-            if isinstance(member, (staticmethod, classmethod)):
-                funcs = [member.__func__]
-            elif isinstance(member, property):
-                funcs = [f for f in (member.fget, member.fset, member.fdel) if f]
-            elif isinstance(member, types.FunctionType):
-                funcs = [member]
-            for f in funcs:
-                if isinstance(f, types.FunctionType):
-                    out.append((f"{obj.__module__}.{obj.__qualname__}.{name}", f))
-    return out
-
-
-def _module_members(module):
-    """Functions and classes defined in ``module`` itself (not imported into it)."""
-    out = []
-    for value in list(vars(module).values()):
-        if isinstance(value, (types.FunctionType, type)) and getattr(
-                value, "__module__", None) == module.__name__:
-            out.append(value)
-    return out
-
-
-def module_codes(module) -> list:
-    """The code of every function and method ``module`` defines (for a spec module)."""
-    if module is None:
-        return []
-    return [func.__code__ for member in _module_members(module)
-            for _, func in _function_codes(member)]
-
-
-#: Filled in the worker before it forks: id -> (code, kind, name) of the kit's own code.
-_KIT_CODES: dict = {}
-
-
-def prepare_worker() -> None:
-    """Import the whole kit once in the worker and record the identity of its code.
-
-    Children inherit both, so no kit module is loaded (or re-executed) while a submission
-    runs, and a frame of the kit's own code is told apart from a copy of it.
-    """
-    import importlib
-
-    for name in ("kerasattn.layers", "kerasattn.steps", "kerasattn.recurrence",
-                 "kerasattn.models", "kerasattn.decoding", "kerasattn.training",
-                 "kerasattn.data", "kerasattn.reference", "kerasattn.metrics",
-                 "kerasattn.schedules"):
-        importlib.import_module(name)
-    _KIT_CODES.clear()
-    for modname, module in list(sys.modules.items()):
-        if not (modname == "kerasattn" or modname.startswith("kerasattn.")):
-            continue
-        kind = "grader" if modname.startswith("kerasattn.grader") else "kit"
-        for member in _module_members(module):
-            for qual, func in _function_codes(member):
-                for code in iter_codes(func.__code__):
-                    _KIT_CODES[id(code)] = (code, kind, qual)
 
 
 # ---------------------------------------------------------------------------- the guard
@@ -602,93 +534,6 @@ def _method_proxy(native):
 
     return proxy
 
-
-def _numpy_message(what: str, where: str) -> str:
-    at = f" at {where}" if where else ""
-    return (f"leaves keras.ops for NumPy{at}: converting a tensor to NumPy ({what}) cannot "
-            "run inside a compiled function or carry gradients. Use keras.ops only")
-
-
-def _tensor_leaves(args, kwargs, backend):
-    """The backend tensors among the arguments, and a function that puts others back."""
-    import keras
-
-    flat_args = list(args)
-    flat_kwargs = dict(kwargs)
-    slots = []
-    for i, a in enumerate(flat_args):
-        if _is_eager_tensor(a, keras, backend):
-            slots.append(("a", i))
-    for k, v in flat_kwargs.items():
-        if _is_eager_tensor(v, keras, backend):
-            slots.append(("k", k))
-    if any(not _is_eager_tensor(v, keras, backend) and keras.ops.is_tensor(v)
-           for v in list(flat_args) + list(flat_kwargs.values())):
-        return [], None  # already tracing (a symbolic call): run as is
-    leaves = [flat_args[s[1]] if s[0] == "a" else flat_kwargs[s[1]] for s in slots]
-
-    def rebuild(values):
-        a, k = list(flat_args), dict(flat_kwargs)
-        for (where, key), v in zip(slots, values):
-            if where == "a":
-                a[key] = v
-            else:
-                k[key] = v
-        return a, k
-
-    return leaves, rebuild
-
-
-def _is_eager_tensor(x, keras, backend) -> bool:
-    if not keras.ops.is_tensor(x):
-        return False
-    if backend == "jax":
-        import jax
-
-        return not isinstance(x, jax.core.Tracer)
-    if backend == "tensorflow":
-        return hasattr(x, "numpy") and callable(getattr(x, "numpy", None)) and \
-            type(x).__name__ == "EagerTensor"
-    return True
-
-
-def _run_compiled(func, leaves, rebuild, backend):
-    if backend == "jax":
-        import jax
-
-        def pure(*values):
-            a, k = rebuild(values)
-            return func(*a, **k)
-
-        return jax.jit(pure)(*leaves)
-    import tensorflow as tf
-
-    def graph(*values):
-        a, k = rebuild(values)
-        return func(*a, **k)
-
-    return tf.function(graph, autograph=False, reduce_retracing=False)(*leaves)
-
-
-def _numpy_escape(exc) -> str | None:
-    """The conversion a compile error comes from, or None if it is not a NumPy escape."""
-    seen = 0
-    e = exc
-    while e is not None and seen < 10:
-        name = type(e).__name__
-        text = str(e)
-        if name == "TracerArrayConversionError":
-            return "np.asarray / np.array of a tensor"
-        if name == "NotImplementedError" and "numpy" in text.lower() and "symbolic" in \
-                text.lower():
-            return "np.asarray / np.array of a tensor"
-        if name == "AttributeError" and "has no attribute 'numpy'" in text:
-            return "tensor.numpy()"
-        if name == "AttributeError" and "has no attribute 'tolist'" in text:
-            return "tensor.tolist()"
-        e = e.__cause__ or e.__context__
-        seen += 1
-    return None
 
 
 def _student_line(tb, guard) -> str:

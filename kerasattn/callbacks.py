@@ -1,0 +1,204 @@
+"""Callbacks of the training loop: epoch timer, wall-clock budget, teacher forcing.
+
+:func:`kerasattn.training.train` adds :class:`EpochTimer` itself; :class:`TimeBudget` and
+:class:`TeacherForcingSchedule` are passed by the caller (``callbacks=[...]``,
+``teacher_forcing=...``).
+"""
+from __future__ import annotations
+
+import time
+
+import keras
+import numpy as np
+
+__all__ = ["EpochTimer", "TimeBudget", "TeacherForcingSchedule", "SCHEDULES"]
+
+
+def _check_positive(name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ValueError(f"`{name}` must be a number > 0; received {name}={value!r}.")
+
+
+
+class EpochTimer(keras.callbacks.Callback):
+    """Wall time of each epoch's training pass (stops when validation starts)."""
+
+    def __init__(self):
+        super().__init__()
+        self.seconds = []
+        self._start = None
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._start = time.perf_counter()
+
+    def _stop(self):
+        if self._start is not None:
+            self.seconds.append(time.perf_counter() - self._start)
+            self._start = None
+
+    def on_test_begin(self, logs=None):
+        self._stop()
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._stop()
+
+
+
+class TimeBudget(keras.callbacks.Callback):
+    """Stop ``fit`` after the batch that crosses a wall-clock budget.
+
+    The clock starts when training starts (first-epoch compilation and validation passes
+    count), so two models given the same budget get the same wall time. After ``fit`` the
+    callback's ``stopped`` says whether the budget ended training.
+
+    Args:
+        seconds: the budget, a number > 0.
+    """
+
+    def __init__(self, seconds: float):
+        super().__init__()
+        _check_positive("seconds", seconds)
+        self.seconds, self.start, self.stopped = float(seconds), None, False
+
+    def on_train_begin(self, logs=None):
+        self.start = time.perf_counter()
+
+    def on_train_batch_end(self, batch, logs=None):
+        if time.perf_counter() - self.start > self.seconds:
+            self.model.stop_training = True
+            self.stopped = True
+
+
+SCHEDULES = ("constant", "linear", "inverse_sigmoid")
+
+
+class TeacherForcingSchedule(keras.callbacks.Callback):
+    """The teacher-forcing ratio of scheduled sampling (Bengio et al., 2015), as a callback.
+
+    At training step (or epoch) ``i`` the ratio is
+
+        constant         eps_i = ratio
+        linear           eps_i = max(min_ratio, 1 - (1 - min_ratio) i / decay_steps)
+        inverse sigmoid  eps_i = k / (k + exp(i / k))                      (k >= 1)
+
+    Before each batch (``per="step"``) or epoch (``per="epoch"``) the callback writes
+    eps_i into the decoder's ``teacher_forcing_ratio`` variable; the decoder then reads the
+    gold previous token with probability eps_i and its own previous prediction otherwise.
+    ``i`` counts from 0 at the first ``fit`` of this object (``initial_epoch`` for
+    ``per="epoch"``). ``values`` records the ratio used for each step or epoch.
+
+    Args:
+        kind: "constant", "linear" or "inverse_sigmoid".
+        ratio: the constant ratio in [0, 1] (constant only).
+        decay_steps: steps (or epochs) of the linear decay, > 0 (linear only).
+        min_ratio: the floor of the linear decay, in [0, 1].
+        k: the inverse-sigmoid constant, >= 1 (larger decays later).
+        per: "step" or "epoch".
+    """
+
+    def __init__(self, kind="linear", *, ratio=1.0, decay_steps=1000, min_ratio=0.0,
+                 k=100.0, per="step"):
+        super().__init__()
+        if kind not in SCHEDULES:
+            raise ValueError(f"TeacherForcingSchedule: `kind` must be one of {SCHEDULES}; "
+                             f"received kind={kind!r}.")
+        if per not in ("step", "epoch"):
+            raise ValueError("TeacherForcingSchedule: `per` must be 'step' or 'epoch'; "
+                             f"received per={per!r}.")
+        for name, value in (("ratio", ratio), ("min_ratio", min_ratio)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+                    0.0 <= value <= 1.0):
+                raise ValueError(f"TeacherForcingSchedule: `{name}` must be a number in "
+                                 f"[0, 1]; received {name}={value!r}.")
+        if kind == "linear" and not (isinstance(decay_steps, (int, float)) and
+                                     not isinstance(decay_steps, bool) and decay_steps > 0):
+            raise ValueError("TeacherForcingSchedule: `decay_steps` must be > 0; received "
+                             f"decay_steps={decay_steps!r}.")
+        if kind == "inverse_sigmoid" and not (isinstance(k, (int, float)) and
+                                              not isinstance(k, bool) and k >= 1):
+            raise ValueError("TeacherForcingSchedule: `k` must be a number >= 1; received "
+                             f"k={k!r}.")
+        self.kind, self.per = kind, per
+        self.ratio, self.decay_steps = float(ratio), float(decay_steps)
+        self.min_ratio, self.k = float(min_ratio), float(k)
+        self.step, self.values, self._last = 0, [], None
+
+    @classmethod
+    def parse(cls, spec):
+        """A schedule from a ratio or a spec string.
+
+        Forms: a number ``p`` or ``"constant:p"``; ``"linear:DECAY_STEPS[:MIN_RATIO]"``;
+        ``"inverse_sigmoid:K"``; each optionally followed by ``"@epoch"`` (per epoch
+        instead of per step). Example: ``"linear:500:0.5"`` decays from 1 to 0.5 over 500
+        steps.
+        """
+        if isinstance(spec, (int, float)) and not isinstance(spec, bool):
+            return cls("constant", ratio=float(spec))
+        bad = ValueError(
+            "`teacher_forcing` must be a TeacherForcingSchedule, a ratio in [0, 1] or a "
+            "spec 'constant:P', 'linear:DECAY_STEPS[:MIN_RATIO]' or 'inverse_sigmoid:K' "
+            f"(optionally ending in '@epoch'); received teacher_forcing={spec!r}.")
+        if not isinstance(spec, str):
+            raise bad
+        body, _, per = spec.partition("@")
+        kind, *args = body.strip().split(":")
+        try:
+            nums = [float(a) for a in args]
+        except ValueError:
+            raise bad from None
+        per = per or "step"
+        if kind == "constant" and len(nums) == 1:
+            return cls("constant", ratio=nums[0], per=per)
+        if kind == "linear" and len(nums) in (1, 2):
+            return cls("linear", decay_steps=nums[0],
+                       min_ratio=nums[1] if len(nums) == 2 else 0.0, per=per)
+        if kind == "inverse_sigmoid" and len(nums) == 1:
+            return cls("inverse_sigmoid", k=nums[0], per=per)
+        raise bad
+
+    def value(self, i):
+        """eps_i for step (or epoch) ``i`` >= 0."""
+        if self.kind == "constant":
+            return self.ratio
+        if self.kind == "linear":
+            return max(self.min_ratio, 1.0 - (1.0 - self.min_ratio) * i / self.decay_steps)
+        return self.k / (self.k + float(np.exp(min(i / self.k, 700.0))))
+
+    @staticmethod
+    def decoder_of(model):
+        """The model's decoder built for scheduled sampling (a ValueError otherwise)."""
+        for layer in model.layers:
+            if getattr(layer, "scheduled_sampling", False):
+                return layer
+        raise ValueError(
+            "`teacher_forcing` needs a model whose recurrent decoder was built with "
+            "scheduled_sampling=True (e.g. build_model('bahdanau', ..., "
+            f"scheduled_sampling=True)); model {model.name!r} has none.")
+
+    def set_model(self, model):
+        super().set_model(model)
+        decoder = self.decoder_of(model)
+        if decoder._feedback is None:                # e.g. a model loaded from .keras
+            decoder.attach_feedback(model.get_layer("tgt_embedding"),
+                                    model.get_layer("output_projection"))
+        self._variable = decoder.teacher_forcing_ratio
+
+    def _set(self, i):
+        p = self.value(i)
+        self.values.append(p)
+        if p != self._last:
+            if keras.backend.backend() == "jax":
+                # fit holds the variables' values in its own state during an epoch:
+                # write them back so the next step reads the new ratio
+                self.model.jax_state_sync()
+            self._variable.assign(p)
+            self._last = p
+
+    def on_epoch_begin(self, epoch, logs=None):
+        if self.per == "epoch":
+            self._set(epoch)
+
+    def on_train_batch_begin(self, batch, logs=None):
+        if self.per == "step":
+            self._set(self.step)
+            self.step += 1
