@@ -195,7 +195,8 @@ def run(args) -> list[dict]:
         key = "transformer" if name == BASELINE else name
         if key not in prepared_cache:
             start = time.perf_counter()
-            prepared_cache[key] = recipes.prepare(corpus, key, backend, tokenizer)
+            prepared_cache[key] = recipes.prepare(corpus, key, backend, tokenizer,
+                                                  budget_seconds=args.budget)
             p = prepared_cache[key]
             if args.max_test:
                 step = max(1, len(p.test_sources) // args.max_test)

@@ -20,7 +20,14 @@ figures:
 - a constant learning rate: a real corpus trained for minutes never reaches the
   inverse-square-root decay's useful range, and the warm-up only delays learning;
 - no random position shift: real test sentences are as long as the training ones;
-- dropout from the size: 0.3 under 5,000 pairs, 0.2 under 20,000, 0.1 above;
+- dropout from the size: 0.3 under 5,000 pairs, 0.2 under 20,000, 0.1 above; but none
+  when a time budget allows only a few passes over the data (under
+  :data:`FEW_EPOCHS`, estimated from the target tokens per epoch and
+  :data:`CPU_TOKENS_PER_SECOND`, ten times that with a GPU): dropout guards against
+  over-fitting, which a model that sees each pair a few times has not reached, and it
+  slows early learning (``jpn-eng.txt`` Japanese to English, 150 s on JAX:
+  ``transformer`` BLEU 1.7 with dropout 0.1, 6.0 without; see
+  ``benchmarks/bench_real_data.py``);
 - wider recurrent models (128 units) from 10,000 pairs up;
 - early stopping after 3 epochs without a better validation loss.
 """
@@ -32,11 +39,19 @@ from collections import Counter
 import numpy as np
 
 __all__ = ["Recipe", "Prepared", "CorpusRun", "corpus_stats", "recipe_for", "prepare",
-           "train_on_corpus", "bleu_tokenize_for", "SPACELESS_SHARE"]
+           "train_on_corpus", "bleu_tokenize_for", "SPACELESS_SHARE", "FEW_EPOCHS",
+           "CPU_TOKENS_PER_SECOND", "estimated_epochs"]
 
 #: A side is "written without spaces" when at least this share of its sentences of 8
 #: characters or more contain no space.
 SPACELESS_SHARE = 0.5
+#: A time budget that allows fewer passes over the training data than this trains without
+#: dropout.
+FEW_EPOCHS = 6
+#: Training throughput assumed for the estimate, in target tokens per second: about what
+#: the kit's models reach on a 2-core laptop CPU (``bench_real_data.py`` prints the
+#: measured figure). A GPU is assumed ten times faster.
+CPU_TOKENS_PER_SECOND = 5000
 _TRANSFORMER_DECODERS = ("transformer", "transformer_decoder_on_gru")
 _RECURRENT = ("seq2seq", "bahdanau", "bahdanau_multihead", "encoder_self_attention",
               "decoder_self_attention", "transformer_decoder_on_gru")
@@ -119,7 +134,8 @@ class Recipe:
 
 
 def recipe_for(model_name: str, stats: dict, backend: str | None = None,
-               tokenizer: str | None = None) -> Recipe:
+               tokenizer: str | None = None, budget_seconds: float | None = None,
+               gpu: bool | None = None) -> Recipe:
     """Choose the training settings of ``model_name`` from the figures of a corpus.
 
     Args:
@@ -127,6 +143,9 @@ def recipe_for(model_name: str, stats: dict, backend: str | None = None,
         stats: from :func:`corpus_stats`.
         backend: ``"tensorflow"``, ``"jax"`` or ``"torch"`` (default: the current one).
         tokenizer: ``"word"`` or ``"subword"`` to override the choice, or None.
+        budget_seconds: the wall-clock training budget, or None (epochs and early
+            stopping end training).
+        gpu: whether training runs on a GPU (default: whether Keras lists one).
 
     Returns:
         A :class:`Recipe`. For the built-in corpus ``recipe.train`` is
@@ -183,14 +202,20 @@ def recipe_for(model_name: str, stats: dict, backend: str | None = None,
     batch_size = 32 if n < 2000 else 64
     learning_rate = 1e-3 if model_name in _TRANSFORMER_DECODERS else 2e-3
     dropout = 0.3 if n < 5000 else (0.2 if n < 20000 else 0.1)
+    passes = estimated_epochs(stats, budget_seconds, gpu)
     train = dict(bucket=base["bucket"], batch_size=batch_size, learning_rate=learning_rate,
                  warmup_steps=None, label_smoothing=0.1, early_stopping_patience=3,
                  epochs=30)
     reasons.append(f"batches of {batch_size}, constant learning rate {learning_rate:g} "
                    "(AdamW, no warm-up), label smoothing 0.1, early stopping after 3 epochs "
                    "without progress")
+    if passes is not None and passes < FEW_EPOCHS:
+        dropout = 0.0
+        reasons.append(f"no dropout: the {budget_seconds:g} s budget allows about "
+                       f"{passes:.1f} passes over the data, too few to over-fit")
+    else:
+        reasons.append(f"dropout {dropout} ({n:,} training pairs)")
     model_kwargs = dict(dropout=dropout)
-    reasons.append(f"dropout {dropout} ({n:,} training pairs)")
     if model_name in ("transformer", "transformer_decoder_on_gru"):
         model_kwargs["max_position_shift"] = 0
         model_kwargs["max_length"] = 256
@@ -201,6 +226,30 @@ def recipe_for(model_name: str, stats: dict, backend: str | None = None,
         reasons.append("recurrent layers 128 wide (10,000 training pairs or more)")
     return Recipe(model=model_name, train=train, model_kwargs=model_kwargs, tokenizer=kind,
                   vocab=vocab, max_train_tokens=max_train_tokens, reasons=reasons)
+
+
+def estimated_epochs(stats: dict, budget_seconds: float | None,
+                     gpu: bool | None = None) -> float | None:
+    """Passes over the training data a time budget allows, estimated (None: no budget).
+
+    Target tokens per epoch are ``train_pairs * (mean target words + 1)``; the rate is
+    :data:`CPU_TOKENS_PER_SECOND`, ten times that when ``gpu`` (default: whether Keras
+    lists a GPU).
+    """
+    if budget_seconds is None:
+        return None
+    if isinstance(budget_seconds, bool) or not isinstance(budget_seconds, (int, float)) \
+            or not budget_seconds > 0:
+        raise ValueError(f"budget_seconds must be a number > 0 or None; received "
+                         f"{budget_seconds!r}")
+    if gpu is None:
+        import keras
+
+        gpu = any(str(d).lower().startswith(("gpu", "cuda"))
+                  for d in keras.distribution.list_devices())
+    rate = CPU_TOKENS_PER_SECOND * (10 if gpu else 1)
+    tokens = stats["train_pairs"] * (stats["tgt"]["mean_words"] + 1.0)
+    return float(budget_seconds) * rate / max(tokens, 1.0)
 
 
 def _wide_recurrent(model_name: str) -> dict:
@@ -237,7 +286,7 @@ class Prepared:
 
 
 def prepare(corpus, model_name: str, backend: str | None = None,
-            tokenizer: str | None = None) -> Prepared:
+            tokenizer: str | None = None, budget_seconds: float | None = None) -> Prepared:
     """Choose the recipe of ``model_name`` for ``corpus``, build its tokenizers and arrays.
 
     The tokenizers see the training split only; the test split is grouped by source
@@ -249,6 +298,7 @@ def prepare(corpus, model_name: str, backend: str | None = None,
         model_name: one of the seven model names.
         backend: see :func:`recipe_for`.
         tokenizer: ``"word"``, ``"subword"`` or None (the recipe chooses).
+        budget_seconds: the training budget, or None (see :func:`recipe_for`).
 
     Returns:
         A :class:`Prepared`.
@@ -256,7 +306,7 @@ def prepare(corpus, model_name: str, backend: str | None = None,
     from kerasattn.data import build_tokenizer, make_arrays
     from kerasattn.metrics import group_references
 
-    recipe = recipe_for(model_name, corpus_stats(corpus), backend, tokenizer)
+    recipe = recipe_for(model_name, corpus_stats(corpus), backend, tokenizer, budget_seconds)
     src_vocab = build_tokenizer(recipe.tokenizer, [s for s, _ in corpus.train], **recipe.vocab)
     tgt_vocab = build_tokenizer(recipe.tokenizer, [t for _, t in corpus.train], **recipe.vocab)
     train_pairs, dropped = list(corpus.train), 0
@@ -342,7 +392,7 @@ def train_on_corpus(model_name: str, corpus, *, budget_seconds: float | None = N
     from kerasattn.checkpointing import Translator, save_translator
     from kerasattn.models import build_model
 
-    prepared = prepare(corpus, model_name, tokenizer=tokenizer)
+    prepared = prepare(corpus, model_name, tokenizer=tokenizer, budget_seconds=budget_seconds)
     if max_test is not None and max_test < len(prepared.test_sources):
         keep = np.linspace(0, len(prepared.test_sources) - 1, max_test).round().astype(int)
         prepared.test_sources = [prepared.test_sources[i] for i in keep]

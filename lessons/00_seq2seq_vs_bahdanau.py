@@ -50,12 +50,13 @@
 #
 # This lesson trains both models on the same data with the same budget and compares their
 # learning curves, their BLEU on the test split, and their BLEU as a function of sentence
-# length (the shape of the paper's Figure 2).
+# length (the shape of the paper's Figure 2). A third run, Bahdanau trained with scheduled
+# sampling, gets the same budget; the lesson's minutes are split equally over the three.
 
 # %%
 from kerasattn.course import Lesson, heading, parse_lesson_args
 
-settings = parse_lesson_args(0, "Lesson 00: seq2seq versus Bahdanau attention", n_models=2)
+settings = parse_lesson_args(0, "Lesson 00: seq2seq versus Bahdanau attention", n_models=3)
 lesson = Lesson(0, "seq2seq versus Bahdanau attention", settings)
 
 # %% [markdown]
@@ -262,8 +263,8 @@ else:
 # before the decoder loop; no gradient flows through the choice of token.
 #
 # What is measured below: the same Bahdanau model trained again on the same data, with the
-# ratio decaying linearly per epoch from 1 to 0.5, for one more model's share of the
-# budget. The curves show the training loss (computed on the inputs actually fed, so
+# ratio decaying linearly per epoch from 1 to 0.5, with the same share of the budget as
+# the two models above. The curves show the training loss (computed on the inputs actually fed, so
 # partly the model's own words) and the validation loss (always teacher-forced); the
 # table compares greedy-decoding BLEU on the test split, which is where exposure bias
 # shows. On a corpus this small and regular the difference can be small either way.

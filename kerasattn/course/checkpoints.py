@@ -86,7 +86,7 @@ def train_and_save(name: str, settings: Settings) -> dict:
     d = load_data(settings)
     print(f"data: {d.description}; vocabularies {len(d.src_vocab)} ({d.src_lang}) / "
           f"{len(d.tgt_vocab)} ({d.tgt_lang}), {d.tokenizer} tokens", flush=True)
-    recipe = d.recipe(name)
+    recipe = d.recipe(name, 60.0 * settings.minutes if settings.minutes else None)
     if recipe is not None:
         print(recipe.describe() + ("\n  (quick mode: tiny model, 1 epoch, the recipe's "
                                    "tokenizer only)" if settings.quick else ""), flush=True)

@@ -54,14 +54,16 @@ class LessonData:
 
         return bleu_tokenize_for(self.tgt_lang) if self.real else "13a"
 
-    def recipe(self, name: str):
+    def recipe(self, name: str, budget_seconds: float | None = None):
         """The data-driven :class:`kerasattn.recipes.Recipe` of model ``name`` on this
-        corpus (with this data's tokenizer and length cap), or None for the built-in one."""
+        corpus (with this data's tokenizer and length cap) for a training budget, or None
+        for the built-in one."""
         if not self.real:
             return None
         from kerasattn.recipes import recipe_for
 
-        r = recipe_for(name, self.stats, tokenizer=self.tokenizer_asked)
+        r = recipe_for(name, self.stats, tokenizer=self.tokenizer_asked,
+                       budget_seconds=budget_seconds)
         r.max_train_tokens = self.max_train_tokens
         r.reasons += [line for line in self.recipe_lines if "left out" in line]
         if "max_length" in r.model_kwargs and self.max_train_tokens:

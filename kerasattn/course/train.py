@@ -94,7 +94,8 @@ def train_model(name: str, data: LessonData, settings: Settings, verbose: int | 
 
     set_mixed_precision(settings.mixed_precision)   # before the model is built
     keras.utils.set_random_seed(settings.seed)
-    recipe = data.recipe(name) if getattr(data, "real", False) else None
+    budget = 60.0 * settings.minutes if settings.minutes else None
+    recipe = data.recipe(name, budget) if getattr(data, "real", False) else None
     hparams = dict(model_kwargs or {})
     if recipe is not None and not settings.quick:
         hparams = {**recipe.model_kwargs, **hparams}
@@ -110,9 +111,8 @@ def train_model(name: str, data: LessonData, settings: Settings, verbose: int | 
     else:
         kwargs.update(training.recommended_training(name))
     kwargs.update(train_kwargs)
-    if settings.minutes:
-        kwargs["callbacks"] = list(kwargs.get("callbacks") or []) + [
-            TimeBudget(60.0 * settings.minutes)]
+    if budget:
+        kwargs["callbacks"] = list(kwargs.get("callbacks") or []) + [TimeBudget(budget)]
     start = time.perf_counter()
     result = training.train(model, data.train, data.valid, **kwargs)
     wall = time.perf_counter() - start
