@@ -169,6 +169,21 @@ def test_untouched_exercises_score_zero_with_feedback(graded):
     assert result["score"] == sum(e["score"] for e in result["exercises"])
 
 
+def test_the_whole_run_is_valid_gradescope_output(graded):
+    import json
+
+    from kerasattn.grader import report
+
+    _, result, _ = graded
+    payload = json.loads(report.to_gradescope(result))
+    assert len(payload["tests"]) == sum(len(e["checks"]) for e in result["exercises"])
+    for t in payload["tests"]:
+        assert set(t) >= {"name", "score", "max_score", "status", "output", "number"}
+        assert t["status"] in ("passed", "failed") and t["output"]
+        assert 0 <= t["score"] <= t["max_score"] + 1e-9
+    assert sum(t["score"] for t in payload["tests"]) == pytest.approx(result["score"], abs=1e-2)
+
+
 # Exercises 01-14 carry the "What you may use / may NOT use" section (issue 18); the ones
 # added after them get it with their own text.
 RULED = [p for p in EXERCISES if int(p.stem[:2]) <= 14]

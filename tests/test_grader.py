@@ -9,14 +9,13 @@ import json
 import zipfile
 from pathlib import Path
 
-import keras
 import numpy as np
 import pytest
 
 from kerasattn.grader import compare, properties, report
-from kerasattn.grader.engine import Grader, discover
+from kerasattn.grader.engine import discover
 from kerasattn.grader.outcomes import _load_outputs
-from kerasattn.grader.spec import Case, Compare, Property, Spec, spec_paths
+from kerasattn.grader.spec import Case, Compare, Property, Spec
 from kerasattn.grader.static_check import check_source
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -168,32 +167,3 @@ def test_failure_result_is_valid_gradescope():
     payload = json.loads(report.to_gradescope(res))
     assert payload["score"] == 0.0 and "boom" in payload["tests"][0]["output"]
     assert "grading failed" in report.to_text(res) or "boom" in report.to_text(res)
-
-
-# ------------------------------------------------------------ real grading (this backend)
-def test_solutions_full_marks_and_exercises_zero(tmp_path):
-    """A few solutions get full marks; every untouched exercise gets 0 with feedback."""
-    backend = keras.backend.backend()
-    picked = [ROOT / "solutions" / f"{stem}.py" for stem in
-              ("01_noir_by_hand", "03_masked_softmax", "05_scaled_dot_product")]
-    picked = [p for p in picked if p.is_file()]
-    assert picked, "no solutions found"
-    result = Grader([backend]).grade([*picked, ROOT / "exercises"])
-    by_path = {(Path(e["path"]).parent.name, e["exercise"]): e for e in result["exercises"]}
-    for p in picked:
-        ex = by_path[("solutions", p.stem)]
-        failing = [(c["name"], r["message"]) for c in ex["checks"]
-                   for r in c["results"].values() if r["status"] != "passed"]
-        assert ex["score"] == ex["max_score"] > 0, failing
-    exercises = [e for (folder, _), e in by_path.items() if folder == "exercises"]
-    assert len(exercises) == len(spec_paths()) > 0
-    for ex in exercises:
-        assert ex["score"] == 0.0, ex["exercise"]
-        assert ex["status"] == "graded", (ex["exercise"], ex["messages"])
-        msgs = [r["message"] for c in ex["checks"] for r in c["results"].values()]
-        assert msgs and all(m for m in msgs), ex["exercise"]
-        if "debug" not in ex["exercise"]:  # debugging exercises start from buggy code
-            assert any("not implemented yet" in m for m in msgs), (ex["exercise"], msgs[:2])
-    payload = json.loads(report.to_gradescope(result))
-    _gradescope_ok(payload)
-    assert len(payload["tests"]) == sum(len(e["checks"]) for e in result["exercises"])
