@@ -142,7 +142,9 @@ class Lesson:
         """Print ``n`` test translations next to their references (short to long)."""
         res = self.results.get(trained.name)
         pairs = self.data.test_pairs
-        idx = spread(sorted(range(len(pairs)), key=lambda i: len(pairs[i][0].split())), n)
+        src_vocab = self.data.src_vocab   # tokens, not spaces: Japanese has none
+        idx = spread(sorted(range(len(pairs)), key=lambda i: len(src_vocab.encode(pairs[i][0]))),
+                     n)
         if res is None:
             hyps, _ = translate_batch(trained.model, [pairs[i][0] for i in idx],
                                       self.data.src_vocab, self.data.tgt_vocab,

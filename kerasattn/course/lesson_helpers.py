@@ -18,8 +18,9 @@ def compare_decoding(lesson: Lesson, trained: Trained, n_sentences: int = 8, bea
     Prints a timing table and the sentences where beam search differs from greedy.
     """
     d = lesson.data
-    srcs = [s for s, _ in spread(sorted(d.test_pairs, key=lambda p: len(p[0].split())),
-                                  n_sentences)]
+    srcs = [s for s, _ in spread(sorted(d.test_pairs,   # by tokens: Japanese has no spaces
+                                        key=lambda p: len(d.src_vocab.encode(p[0]))),
+                                 n_sentences)]
     runs = []
     outputs = {}
     cap = dict(max_length=lesson.settings.max_decode,
