@@ -80,6 +80,10 @@ class Worker:
             # LLVM passes compiles each eager op about a quarter faster (measured).
             env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_backend_optimization_level=0"
                                 " --xla_llvm_disable_expensive_passes=true").strip()
+        if not self.jax_cache:   # only a trusted run's own cache, never one from the caller
+            for key in [k for k in env if k.startswith(("JAX_COMPILATION_CACHE",
+                                                        "JAX_PERSISTENT_CACHE"))]:
+                env.pop(key)
         if self.backend == "jax" and self.jax_cache:
             # XLA compiles every eager op on first use, in every forked child: a compilation
             # cache on disk shares the work between the children of this run.
