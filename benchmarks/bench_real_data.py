@@ -272,6 +272,9 @@ def main(argv=None) -> int:
         os.environ["KERAS_BACKEND"] = args.backend
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     sys.path.insert(0, str(ROOT))
+    from kerasattn._env import quiet_tensorflow
+
+    quiet_tensorflow()   # before keras imports TensorFlow
     rows = run(args)
     print(format_table(rows))
     if args.json:

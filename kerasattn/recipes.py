@@ -237,8 +237,8 @@ def estimated_epochs(stats: dict, budget_seconds: float | None,
     """Passes over the training data a time budget allows, estimated (None: no budget).
 
     Target tokens per epoch are ``train_pairs * (mean target words + 1)``; the rate is
-    :data:`CPU_TOKENS_PER_SECOND`, ten times that when ``gpu`` (default: whether Keras
-    lists a GPU).
+    :data:`CPU_TOKENS_PER_SECOND`, ten times that when ``gpu`` (default: whether the
+    backend computes on an accelerator, :func:`kerasattn.backend_utils.compute_device`).
     """
     if budget_seconds is None:
         return None
@@ -247,10 +247,9 @@ def estimated_epochs(stats: dict, budget_seconds: float | None,
         raise ValueError(f"budget_seconds must be a number > 0 or None; received "
                          f"{budget_seconds!r}")
     if gpu is None:
-        import keras
+        from kerasattn.backend_utils import compute_device
 
-        gpu = any(str(d).lower().startswith(("gpu", "cuda"))
-                  for d in keras.distribution.list_devices())
+        gpu = compute_device() != "cpu"      # a GPU (or Apple's mps)
     rate = CPU_TOKENS_PER_SECOND * (10 if gpu else 1)
     tokens = stats["train_pairs"] * (stats["tgt"]["mean_words"] + 1.0)
     return float(budget_seconds) * rate / max(tokens, 1.0)
