@@ -22,13 +22,14 @@ match, and training throughput in target tokens per second (training passes only
 Usage:
     python benchmarks/bench_real_data.py FILE [--budget SECONDS] [--models transformer
         bahdanau keras_hub] [--reverse] [--tokenizer auto|word|subword] [--backend jax]
-        [--max-test N] [--tiny] [--json PATH]
+        [--max-test N] [--tiny] [--json PATH] [--set KEY=VALUE ...]
 
 On a shared machine the figures are noisy: report them with the machine's load.
 """
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import sys
@@ -60,10 +61,45 @@ def parse_args(argv=None):
     p.add_argument("--tiny", action="store_true",
                    help="tiny models (smoke tests only: the figures mean nothing)")
     p.add_argument("--json", default=None, help="also write the results to this file")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a setting of the kit's recipe for an ablation: a keyword "
+                        "of training.train (batch_size=32, learning_rate=2e-3), a model "
+                        "hyperparameter (model.dropout=0.1) or anneal=false (repeatable)")
     args = p.parse_args(argv)
+    try:
+        args.overrides = parse_overrides(args.set)
+    except ValueError as err:
+        p.error(str(err))
     if args.budget <= 0:
         p.error(f"--budget must be > 0, received {args.budget}")
     return args
+
+
+def parse_overrides(items) -> dict:
+    """``["batch_size=32", "model.dropout=0.1"]`` -> ``{"batch_size": 32, ...}``."""
+    out = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--set expects KEY=VALUE; received {item!r}")
+        try:
+            value = json.loads(text.lower() if text.lower() in ("true", "false") else text)
+        except json.JSONDecodeError:
+            value = text
+        out[key.strip()] = value
+    return out
+
+
+def apply_overrides(recipe, overrides: dict) -> None:
+    """Change ``recipe`` (a :class:`kerasattn.recipes.Recipe`) in place, noting each change."""
+    for key, value in overrides.items():
+        if key == "anneal":
+            recipe.anneal = bool(value)
+        elif key.startswith("model."):
+            recipe.model_kwargs[key[len("model."):]] = value
+        else:
+            recipe.train[key] = value
+        recipe.reasons.append(f"--set {key}={value!r}")
 
 
 def baseline_model(src_size: int, tgt_size: int, max_length: int, tiny: bool = False):
@@ -157,7 +193,7 @@ def _throughput(tokens, timer, stop, n_batches):
 class _CountingBudget:
     """Wrap ``TimeBudget`` to count the batches of the epoch the budget cuts."""
 
-    def __new__(cls, seconds):
+    def __new__(cls, seconds, anneal=False):
         from kerasattn import training
 
         class Counting(training.TimeBudget):
@@ -168,7 +204,7 @@ class _CountingBudget:
                 self.batches_last_epoch = batch + 1
                 super().on_train_batch_end(batch, logs)
 
-        return Counting(seconds)
+        return Counting(seconds, anneal=anneal)
 
 
 def run(args) -> list[dict]:
@@ -215,8 +251,12 @@ def run(args) -> list[dict]:
             start = time.perf_counter()
             hyps = baseline_greedy(model, p.test_sources, p.src_vocab, p.tgt_vocab)
         else:
+            recipe = copy.deepcopy(p.recipe)
+            apply_overrides(recipe, args.overrides)
+            if args.overrides:
+                print(f"  {name}: {recipe.reasons[-len(args.overrides):]}", flush=True)
             keras.utils.set_random_seed(args.seed)
-            hp = dict(p.recipe.model_kwargs)
+            hp = dict(recipe.model_kwargs)
             if args.tiny:
                 import dataclasses
 
@@ -225,11 +265,11 @@ def run(args) -> list[dict]:
                 fields = {f.name for f in dataclasses.fields(registry.get_config_class(name))}
                 hp.update({k: v for k, v in TINY.items() if k in fields})
             model = build_model(name, len(p.src_vocab), len(p.tgt_vocab), **hp)
-            stop = _CountingBudget(args.budget)
+            stop = _CountingBudget(args.budget, recipe.anneal)
             timer = training.EpochTimer()
             result = training.train(model, p.train, p.valid, seed=args.seed,
-                                    callbacks=[timer, stop], **p.recipe.train)
-            n_batches = -(-len(p.train["labels"]) // p.recipe.train["batch_size"])
+                                    callbacks=[timer, stop], **recipe.train)
+            n_batches = -(-len(p.train["labels"]) // recipe.train["batch_size"])
             tokens = int(np.sum(p.train["labels"] != 0))
             stats = dict(epochs=result.epochs_run, train_seconds=result.train_seconds,
                          tokens_per_second=_throughput(tokens, timer, stop, n_batches),

@@ -51,20 +51,60 @@ class TimeBudget(keras.callbacks.Callback):
     count), so two models given the same budget get the same wall time. After ``fit`` the
     callback's ``stopped`` says whether the budget ended training.
 
+    With ``anneal`` the callback also lowers a constant learning rate linearly with the
+    clock, from its starting value eta_0 to 0 at the end of the budget (the budget-aware
+    linear schedule of Li et al., 2020, "Budgeted training"):
+
+        eta(t) = eta_0 * (1 - t / budget)
+
+    written before a batch whenever it has fallen by 1 % of eta_0 or more (at most about
+    100 writes per run).
+
     Args:
         seconds: the budget, a number > 0.
+        anneal: decay the optimizer's learning rate with the clock (it must be a constant
+            rate, not a schedule).
+
+    Raises:
+        ValueError: at ``fit`` if ``anneal`` is set and the optimizer's learning rate is a
+            schedule.
     """
 
-    def __init__(self, seconds: float):
+    def __init__(self, seconds: float, anneal: bool = False):
         super().__init__()
         _check_positive("seconds", seconds)
         self.seconds, self.start, self.stopped = float(seconds), None, False
+        self.anneal, self.peak, self._written = bool(anneal), None, None
+        self.clock = time.perf_counter          # seconds; a test may replace it
+
+    def elapsed(self) -> float:
+        """Seconds since training started (0 before it starts)."""
+        return 0.0 if self.start is None else self.clock() - self.start
 
     def on_train_begin(self, logs=None):
-        self.start = time.perf_counter()
+        self.start = self.clock()
+        if self.anneal and self.peak is None:
+            optimizer = self.model.optimizer
+            if not isinstance(getattr(optimizer, "_learning_rate", None), keras.Variable):
+                raise ValueError(
+                    "TimeBudget(anneal=True) needs a constant learning rate; the optimizer "
+                    f"of {self.model.name!r} has learning_rate={optimizer._learning_rate!r} "
+                    "(a schedule). Train with warmup_steps=None or anneal=False.")
+            self.peak = float(keras.ops.convert_to_numpy(optimizer.learning_rate))
+            self._written = self.peak
+
+    def on_train_batch_begin(self, batch, logs=None):
+        if not self.anneal:
+            return
+        rate = self.peak * max(0.0, 1.0 - self.elapsed() / self.seconds)
+        if self._written - rate >= 0.01 * self.peak:
+            # on JAX, reading `self.model` writes fit's state back to the variables
+            # first, so the next step starts from them and reads the new rate
+            self.model.optimizer.learning_rate.assign(rate)
+            self._written = rate
 
     def on_train_batch_end(self, batch, logs=None):
-        if time.perf_counter() - self.start > self.seconds:
+        if self.elapsed() > self.seconds:
             self.model.stop_training = True
             self.stopped = True
 

@@ -119,6 +119,8 @@ class Recipe:
             sets it for a real corpus: the 99th percentile of the encoded lengths, at
             least 30.
         reasons: one line per choice, to print.
+        anneal: with a time budget, lower the learning rate linearly to 0 at the end of
+            the budget (see :meth:`budget_callback`).
     """
 
     model: str
@@ -128,6 +130,13 @@ class Recipe:
     vocab: dict
     max_train_tokens: int | None
     reasons: list
+    anneal: bool = False
+
+    def budget_callback(self, seconds: float):
+        """The :class:`kerasattn.training.TimeBudget` of this recipe for ``seconds``."""
+        from kerasattn import training
+
+        return training.TimeBudget(seconds, anneal=self.anneal)
 
     def describe(self) -> str:
         """The recipe as readable lines."""
@@ -213,6 +222,9 @@ def recipe_for(model_name: str, stats: dict, backend: str | None = None,
     reasons.append(f"batches of {batch_size}, constant learning rate {learning_rate:g} "
                    "(AdamW, no warm-up), label smoothing 0.1, early stopping after 3 epochs "
                    "without progress")
+    if budget_seconds is not None:
+        reasons.append(f"the learning rate falls linearly to 0 at the end of the "
+                       f"{budget_seconds:g} s budget")
     if passes is not None and passes < FEW_EPOCHS:
         dropout = 0.0
         reasons.append(f"no dropout: the {budget_seconds:g} s budget allows about "
@@ -229,7 +241,8 @@ def recipe_for(model_name: str, stats: dict, backend: str | None = None,
         model_kwargs.update(_wide_recurrent(model_name))
         reasons.append("recurrent layers 128 wide (10,000 training pairs or more)")
     return Recipe(model=model_name, train=train, model_kwargs=model_kwargs, tokenizer=kind,
-                  vocab=vocab, max_train_tokens=max_train_tokens, reasons=reasons)
+                  vocab=vocab, max_train_tokens=max_train_tokens, reasons=reasons,
+                  anneal=budget_seconds is not None)
 
 
 def estimated_epochs(stats: dict, budget_seconds: float | None,
@@ -408,7 +421,7 @@ def train_on_corpus(model_name: str, corpus, *, budget_seconds: float | None = N
     kwargs = {**recipe.train, **train_kwargs}
     if budget_seconds is not None:
         kwargs["callbacks"] = list(kwargs.get("callbacks") or []) + [
-            training.TimeBudget(budget_seconds)]
+            recipe.budget_callback(budget_seconds)]
     result = training.train(model, prepared.train, prepared.valid, seed=seed, verbose=verbose,
                             **kwargs)
     info = getattr(corpus, "info", {}) or {}

@@ -1,4 +1,5 @@
-"""TimeBudget: stops fit after the batch that crosses the wall-clock budget."""
+"""TimeBudget: stops fit after the batch that crosses the wall-clock budget, and with
+``anneal`` lowers the learning rate linearly to 0 at the budget."""
 from __future__ import annotations
 
 import time
@@ -27,3 +28,73 @@ def test_stops_after_the_batch_that_crosses_the_budget():
 def test_bad_budget_names_the_argument(seconds):
     with pytest.raises(ValueError, match=r"`seconds` must be a number > 0; received"):
         TimeBudget(seconds)
+
+
+class _Tick:
+    """A clock the test moves by hand."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def _linear_model(optimizer):
+    import keras
+
+    model = keras.Sequential([keras.Input((1,)),
+                              keras.layers.Dense(1, use_bias=False,
+                                                 kernel_initializer="zeros")])
+    # loss = mean(w * 1): its gradient with respect to w is 1 at every step, so plain SGD
+    # moves w by exactly -eta_t per step and w ends at -(sum of the rates used)
+    model.compile(optimizer=optimizer, loss=lambda y, p: keras.ops.mean(p))
+    return model
+
+
+def test_anneal_lowers_the_rate_linearly_and_each_step_uses_it():
+    import keras
+    import numpy as np
+
+    tick = _Tick()
+
+    class Advance(keras.callbacks.Callback):
+        def on_train_batch_begin(self, batch, logs=None):
+            tick.now += 1.0
+
+    budget = TimeBudget(10, anneal=True)
+    budget.clock = tick
+    model = _linear_model(keras.optimizers.SGD(learning_rate=1.0))
+    model.fit(np.ones((20, 1), "float32"), np.zeros((20, 1), "float32"), batch_size=1,
+              epochs=1, shuffle=False, verbose=0, callbacks=[Advance(), budget])
+    # batch i starts at t = i + 1 s: eta = 1 - t / 10 = 0.9, 0.8, ..., 0.1, 0, and the
+    # batch that starts after the 10 s budget (t = 11) is the last one
+    w = float(keras.ops.convert_to_numpy(model.layers[0].kernel)[0, 0])
+    np.testing.assert_allclose(w, -4.5, atol=1e-5)
+    assert budget.stopped and budget.peak == 1.0
+    np.testing.assert_allclose(float(keras.ops.convert_to_numpy(
+        model.optimizer.learning_rate)), 0.0, atol=1e-7)
+
+
+def test_without_anneal_the_rate_stays():
+    import keras
+    import numpy as np
+
+    budget = TimeBudget(60)
+    model = _linear_model(keras.optimizers.SGD(learning_rate=0.5))
+    model.fit(np.ones((4, 1), "float32"), np.zeros((4, 1), "float32"), batch_size=1,
+              epochs=1, shuffle=False, verbose=0, callbacks=[budget])
+    w = float(keras.ops.convert_to_numpy(model.layers[0].kernel)[0, 0])
+    np.testing.assert_allclose(w, -2.0, atol=1e-6)
+    assert not budget.stopped
+
+
+def test_anneal_refuses_a_learning_rate_schedule():
+    import keras
+    import numpy as np
+
+    schedule = keras.optimizers.schedules.ExponentialDecay(1.0, 10, 0.5)
+    model = _linear_model(keras.optimizers.SGD(learning_rate=schedule))
+    with pytest.raises(ValueError, match="needs a constant learning rate"):
+        model.fit(np.ones((2, 1), "float32"), np.zeros((2, 1), "float32"), epochs=1,
+                  verbose=0, callbacks=[TimeBudget(60, anneal=True)])

@@ -51,26 +51,6 @@ def build(name: str, data: LessonData, quick: bool = False, **hparams):
     return build_model(name, len(data.src_vocab), len(data.tgt_vocab), **hp), hp
 
 
-def TimeBudget(seconds: float):
-    """A Keras callback that stops ``fit`` after the batch that crosses ``seconds``."""
-    import keras
-
-    class _TimeBudget(keras.callbacks.Callback):
-        def __init__(self):
-            super().__init__()
-            self.seconds, self.start, self.stopped = float(seconds), None, False
-
-        def on_train_begin(self, logs=None):
-            self.start = time.perf_counter()
-
-        def on_train_batch_end(self, batch, logs=None):
-            if time.perf_counter() - self.start > self.seconds:
-                self.model.stop_training = True
-                self.stopped = True
-
-    return _TimeBudget()
-
-
 def train_model(name: str, data: LessonData, settings: Settings, verbose: int | None = None,
                 model_kwargs: dict | None = None, **train_kwargs) -> Trained:
     """Build and train model ``name`` on ``data`` with the kit's training path.
@@ -112,7 +92,9 @@ def train_model(name: str, data: LessonData, settings: Settings, verbose: int | 
         kwargs.update(training.recommended_training(name))
     kwargs.update(train_kwargs)
     if budget:
-        kwargs["callbacks"] = list(kwargs.get("callbacks") or []) + [TimeBudget(budget)]
+        stop = (recipe.budget_callback(budget) if recipe is not None and not settings.quick
+                else training.TimeBudget(budget))
+        kwargs["callbacks"] = list(kwargs.get("callbacks") or []) + [stop]
     start = time.perf_counter()
     result = training.train(model, data.train, data.valid, **kwargs)
     wall = time.perf_counter() - start
