@@ -31,7 +31,7 @@ import os
 import re
 from typing import Iterable, Sequence
 
-from kerasattn.data.vocab import SPECIAL_TOKENS, Vocabulary
+from kerasattn.data.vocab import SPECIAL_TOKENS, TokenizerBase, Vocabulary
 
 __all__ = ["SubwordTokenizer", "build_tokenizer", "load_tokenizer", "TOKENIZERS"]
 
@@ -48,7 +48,7 @@ def _sentencepiece():
     return sentencepiece
 
 
-class SubwordTokenizer:
+class SubwordTokenizer(TokenizerBase):
     """A SentencePiece model with the kit's special ids (``<pad>`` 0 ... ``<eos>`` 3).
 
     Build one with :meth:`build` on the training split's normalised sentences of ONE side
@@ -63,8 +63,6 @@ class SubwordTokenizer:
     Args:
         proto: the serialized SentencePiece model (bytes).
     """
-
-    PAD, UNK, BOS, EOS = Vocabulary.PAD, Vocabulary.UNK, Vocabulary.BOS, Vocabulary.EOS
 
     def __init__(self, proto: bytes):
         if not isinstance(proto, (bytes, bytearray)) or not proto:
@@ -139,9 +137,6 @@ class SubwordTokenizer:
     def __eq__(self, other) -> bool:
         return isinstance(other, SubwordTokenizer) and self.proto == other.proto
 
-    def __repr__(self) -> str:
-        return f"SubwordTokenizer(size={len(self)})"
-
     @property
     def tokens(self) -> list[str]:
         """All pieces in id order (specials first; ``▁`` marks the start of a word)."""
@@ -150,33 +145,15 @@ class SubwordTokenizer:
     def token_to_id(self, token: str) -> int:
         return int(self._sp.piece_to_id(token))
 
-    def id_to_token(self, index: int) -> str:
-        if not 0 <= int(index) < len(self):
-            raise ValueError(f"index must be in [0, {len(self)}), received {index}")
-        return self._sp.id_to_piece(int(index))
+    def _token(self, index: int) -> str:
+        return self._sp.id_to_piece(index)
+
+    def _ids(self, text: str) -> list[int]:
+        return list(self._sp.encode(text, out_type=int))
 
     def pieces(self, text: str) -> list[str]:
         """The pieces of ``text`` (the labels of an attention heatmap)."""
         return [self.id_to_token(i) for i in self.encode(text)]
-
-    def encode(self, text: str, add_bos: bool = False, add_eos: bool = False) -> list[int]:
-        """Map a normalised sentence to piece ids.
-
-        Args:
-            text: a normalised sentence.
-            add_bos, add_eos: prepend ``<bos>`` / append ``<eos>``.
-
-        Returns:
-            A list of ints.
-        """
-        if not isinstance(text, str):
-            raise ValueError(f"text must be a str, received {type(text).__name__}")
-        ids = list(self._sp.encode(text, out_type=int))
-        if add_bos:
-            ids.insert(0, self.BOS)
-        if add_eos:
-            ids.append(self.EOS)
-        return ids
 
     def decode(self, ids: Iterable[int], strip_special: bool = True) -> str:
         """Map piece ids back to the normalised sentence.
@@ -228,15 +205,6 @@ class SubwordTokenizer:
             raise ValueError(f"not a kerasattn subword tokenizer: expected format "
                              f"{_FORMAT!r}, received {got!r}")
         return cls(base64.b64decode(data["proto"]))
-
-    def save(self, path: str | os.PathLike) -> None:
-        """Write the tokenizer as JSON (the SentencePiece model base64-encoded inside), to a
-        temporary file renamed over ``path``."""
-        path = os.fspath(path)
-        tmp = path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(self.to_json(), f)
-        os.replace(tmp, path)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "SubwordTokenizer":

@@ -6,14 +6,57 @@ import os
 from collections import Counter
 from typing import Iterable, Sequence
 
-__all__ = ["Vocabulary", "SPECIAL_TOKENS"]
+__all__ = ["Vocabulary", "SPECIAL_TOKENS", "TokenizerBase"]
 
 #: Reserved tokens, in id order: ``<pad>`` must be 0 (masks are ``ids != 0``).
 SPECIAL_TOKENS = ("<pad>", "<unk>", "<bos>", "<eos>")
 _FORMAT = "kerasattn.Vocabulary/1"
 
 
-class Vocabulary:
+class TokenizerBase:
+    """What the word and the subword tokenizer share: the special ids, ``encode`` with
+    ``<bos>``/``<eos>``, the range check of ``id_to_token`` and crash-safe JSON files.
+
+    A subclass defines ``__len__``, ``_ids(text) -> list[int]`` (a normalised sentence to
+    ids, without specials), ``_token(index) -> str`` (an id known to be in range) and
+    ``to_json() -> dict``.
+    """
+
+    PAD, UNK, BOS, EOS = 0, 1, 2, 3
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(size={len(self)})"
+
+    def id_to_token(self, index: int) -> str:
+        if not 0 <= int(index) < len(self):
+            raise ValueError(f"index must be in [0, {len(self)}), received {index}")
+        return self._token(int(index))
+
+    def encode(self, text: str, add_bos: bool = False, add_eos: bool = False) -> list[int]:
+        """Map a normalised sentence to ids (what is not in the vocabulary -> ``<unk>`` = 1).
+
+        Args:
+            text: a normalised sentence (see :func:`kerasattn.data.normalize`).
+            add_bos, add_eos: prepend ``<bos>`` / append ``<eos>``.
+
+        Returns:
+            A list of ints.
+        """
+        if not isinstance(text, str):
+            raise ValueError(f"text must be a str, received {type(text).__name__}")
+        return [self.BOS] * add_bos + self._ids(text) + [self.EOS] * add_eos
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write :meth:`to_json` as UTF-8 JSON, to a temporary file renamed over ``path``
+        (a crash never leaves half a file)."""
+        path = os.fspath(path)
+        tmp = path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(self.to_json(), f, ensure_ascii=False, indent=0)
+        os.replace(tmp, path)
+
+
+class Vocabulary(TokenizerBase):
     """A word <-> id mapping with ``<pad>`` = 0, ``<unk>`` = 1, ``<bos>`` = 2, ``<eos>`` = 3.
 
     Texts are normalised strings (see :func:`kerasattn.data.normalize`); tokens are what
@@ -26,8 +69,6 @@ class Vocabulary:
         vocab.encode("the cat .")            # [4, 5, 6]
         vocab.decode([4, 5, 6, vocab.EOS, 0])  # "the cat ."
     """
-
-    PAD, UNK, BOS, EOS = 0, 1, 2, 3
 
     def __init__(self, tokens: Sequence[str]):
         """Args:
@@ -91,9 +132,6 @@ class Vocabulary:
     def __eq__(self, other) -> bool:
         return isinstance(other, Vocabulary) and self._itos == other._itos
 
-    def __repr__(self) -> str:
-        return f"Vocabulary(size={len(self)})"
-
     @property
     def tokens(self) -> list[str]:
         """All tokens in id order (specials first)."""
@@ -102,29 +140,11 @@ class Vocabulary:
     def token_to_id(self, token: str) -> int:
         return self._stoi.get(token, self.UNK)
 
-    def id_to_token(self, index: int) -> str:
-        if not 0 <= int(index) < len(self._itos):
-            raise ValueError(f"index must be in [0, {len(self._itos)}), received {index}")
-        return self._itos[int(index)]
+    def _token(self, index: int) -> str:
+        return self._itos[index]
 
-    def encode(self, text: str, add_bos: bool = False, add_eos: bool = False) -> list[int]:
-        """Map a normalised sentence to ids (unknown words -> ``<unk>`` = 1).
-
-        Args:
-            text: whitespace-separated tokens.
-            add_bos, add_eos: prepend ``<bos>`` / append ``<eos>``.
-
-        Returns:
-            A list of ints.
-        """
-        if not isinstance(text, str):
-            raise ValueError(f"text must be a str, received {type(text).__name__}")
-        ids = [self._stoi.get(w, self.UNK) for w in text.split()]
-        if add_bos:
-            ids.insert(0, self.BOS)
-        if add_eos:
-            ids.append(self.EOS)
-        return ids
+    def _ids(self, text: str) -> list[int]:
+        return [self._stoi.get(w, self.UNK) for w in text.split()]
 
     def decode(self, ids: Iterable[int], strip_special: bool = True) -> str:
         """Map ids back to a sentence.
@@ -164,15 +184,6 @@ class Vocabulary:
             raise ValueError(f"vocabulary specials must be {SPECIAL_TOKENS}, received "
                              f"{data.get('specials')!r}")
         return cls(data["tokens"])
-
-    def save(self, path: str | os.PathLike) -> None:
-        """Write the vocabulary as UTF-8 JSON (written to a temporary file, then renamed, so
-        a crash never leaves half a file)."""
-        path = os.fspath(path)
-        tmp = path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(self.to_json(), f, ensure_ascii=False, indent=0)
-        os.replace(tmp, path)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "Vocabulary":
