@@ -118,3 +118,34 @@ def in_range(output: str, lo: float, hi: float):
         return None
 
     return fn
+
+
+def model_probe_inputs(rng, src, dec, future, tgt_vocab: int, past: int = 2,
+                       extra_pad: int = 3) -> dict:
+    """Inputs for the whole-model checks of a translation model (padding, causality,
+    gradients), built in ``Case.build``.
+
+    Args:
+        rng: the case's ``np.random.Generator``.
+        src: ``(B, S)`` source ids, 0-padded.
+        dec: ``(B, T)`` decoder input ids.
+        future: ``(B, T - past)`` ids that replace ``dec`` from position ``past`` on.
+        tgt_vocab: the target vocabulary size (width of the probe).
+        past: positions ``< past`` are compared by the causality check.
+        extra_pad: how many more ``<pad>`` columns ``src_padded`` has.
+
+    Returns:
+        ``src``, ``src_padded`` (``src`` with ``extra_pad`` more zeros), ``dec``,
+        ``dec_future`` (``dec`` with the positions from ``past`` on changed), ``past``
+        (``(B, T)`` bool, the positions the change must not reach) and ``probe`` (a
+        ``(B, T, V_tgt)`` random direction for the gradient check).
+    """
+    src, dec = np.asarray(src), np.asarray(dec)
+    b, t = dec.shape
+    dec_future = dec.copy()
+    dec_future[:, past:] = np.asarray(future)
+    return {"src": src, "src_padded": np.concatenate([src, np.zeros((b, extra_pad), int)],
+                                                     axis=1),
+            "dec": dec, "dec_future": dec_future,
+            "past": np.arange(t)[None, :].repeat(b, 0) < past,
+            "probe": rng.normal(size=(b, t, tgt_vocab))}

@@ -54,14 +54,11 @@ def _weights(rng):
 
 
 def build_model(rng):
-    src = np.array([[4, 5, 6, 7, 0], [8, 9, 10, 0, 0]])
-    dec = np.array([[2, 4, 5, 6], [2, 7, 8, 9]])
-    dec_future = dec.copy()
-    dec_future[:, 2:] = np.array([[10, 11], [12, 3]])  # change positions 2 and 3 only
-    return {"src": src, "src_padded": np.concatenate([src, np.zeros((B, 3), int)], axis=1),
-            "dec": dec, "dec_future": dec_future,
-            "past": np.arange(T)[None, :].repeat(B, 0) < 2,  # positions 0 and 1
-            "probe": rng.normal(size=(B, T, TGT_V)), **_weights(rng)}
+    # positions 2 and 3 of the decoder inputs change in dec_future
+    return {**P.model_probe_inputs(rng, src=[[4, 5, 6, 7, 0], [8, 9, 10, 0, 0]],
+                                   dec=[[2, 4, 5, 6], [2, 7, 8, 9]],
+                                   future=[[10, 11], [12, 3]], tgt_vocab=TGT_V),
+            **_weights(rng)}
 
 
 def build_step(rng):
