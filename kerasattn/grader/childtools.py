@@ -3,7 +3,7 @@
 ``set_weights_by_name`` hands the grader's weights to a student's layer, so the parent can
 compute the expected output from weights it chose itself; ``trainable_gradients`` returns
 the gradient of a scalar loss with respect to every trainable weight on the current
-backend. The backend's own autodiff is imported lazily: this module is loaded by the
+backend; ``value_and_grad`` does the same for a loss of a plain list of tensors. The backend's own autodiff is imported lazily: this module is loaded by the
 worker before any backend-specific code runs, and imports nothing heavy at top level.
 """
 from __future__ import annotations
@@ -101,3 +101,55 @@ def trainable_gradients(layer, loss_fn) -> dict:
         raise RuntimeError(f"trainable_gradients: unsupported backend {backend!r}")
     return {names[id(v)]: np.asarray(keras.ops.convert_to_numpy(g), dtype=np.float64)
             for v, g in zip(variables, grads)}
+
+
+def value_and_grad(loss, torch_threads: int | None = None):
+    """``loss`` and its gradients with respect to a list of tensors, on every backend.
+
+    Args:
+        loss: ``loss(params, *args) -> scalar`` where ``params`` is a list of tensors.
+        torch_threads: on torch, set this many intra-op threads (None: leave torch's).
+
+    Returns:
+        ``vg(params, *args) -> (value, [gradient per tensor of params])``; a tensor the
+        loss does not use gets a zero gradient on TensorFlow and JAX, None on torch. On JAX
+        the function is compiled once, and runs eagerly if it cannot be traced.
+    """
+    import keras
+
+    backend = keras.backend.backend()
+    if backend == "jax":
+        import jax
+
+        fn = jax.value_and_grad(loss)
+        jitted = jax.jit(fn)
+
+        def vg(params, *args):
+            try:
+                return jitted(params, *args)
+            except Exception:  # noqa: BLE001 - Python control flow on values: stay eager
+                return fn(params, *args)
+
+        return vg
+    if backend == "torch":
+        import torch
+
+        if torch_threads is not None:
+            torch.set_num_threads(torch_threads)
+
+        def vg(params, *args):
+            params = [p.detach().requires_grad_(True) for p in params]
+            value = loss(params, *args)
+            return value, torch.autograd.grad(value, params, allow_unused=True)
+
+        return vg
+    import tensorflow as tf
+
+    def vg(params, *args):
+        with tf.GradientTape() as tape:
+            tape.watch(params)
+            value = loss(params, *args)
+        return value, tape.gradient(value, params,
+                                    unconnected_gradients=tf.UnconnectedGradients.ZERO)
+
+    return vg

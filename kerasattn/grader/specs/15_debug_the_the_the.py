@@ -219,48 +219,10 @@ def _translator(student, x, y):
     return names, forward, loss
 
 
-def _value_and_grad(loss):
-    import keras
-
-    backend = keras.backend.backend()
-    if backend == "jax":
-        import jax
-
-        fn = jax.value_and_grad(loss)
-        jitted = jax.jit(fn)
-
-        def vg(plist, ratio, draws):
-            try:
-                return jitted(plist, ratio, draws)
-            except Exception:  # noqa: BLE001 - Python control flow on values: stay eager
-                return fn(plist, ratio, draws)
-
-        return vg
-    if backend == "torch":
-        import torch
-
-        torch.set_num_threads(1)  # tiny tensors: threads only add contention
-
-        def vg(plist, ratio, draws):
-            plist = [p.detach().requires_grad_(True) for p in plist]
-            value = loss(plist, ratio, draws)
-            return value, torch.autograd.grad(value, plist, allow_unused=True)
-
-        return vg
-    import tensorflow as tf
-
-    def vg(plist, ratio, draws):
-        with tf.GradientTape() as tape:
-            tape.watch(plist)
-            value = loss(plist, ratio, draws)
-        return value, tape.gradient(value, plist,
-                                    unconnected_gradients=tf.UnconnectedGradients.ZERO)
-
-    return vg
-
-
 def run_train(student, inputs):
     from keras import ops
+
+    from kerasattn.grader.childtools import value_and_grad
 
     x, y = np.asarray(inputs["x"]), np.asarray(inputs["y"])
     names, forward, loss = _translator(student, x, y)
@@ -271,7 +233,7 @@ def run_train(student, inputs):
                 _initializer(student, 100 + i)(WEIGHT_SHAPES[name], "float32")))
         else:
             params.append(ops.zeros((DT if name == "b" else VT,)))
-    vg = _value_and_grad(loss)
+    vg = value_and_grad(loss, torch_threads=1)  # tiny tensors: threads only add contention
     m = [ops.zeros_like(p) for p in params]
     v = [ops.zeros_like(p) for p in params]
     losses, ratios = [], []
