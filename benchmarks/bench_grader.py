@@ -1,6 +1,6 @@
 """Benchmark: wall time of grading every solution (and every untouched exercise) per backend.
 
-Target (issue 6): grading every exercise on one backend takes at most 60 s on the course
+Target: grading every exercise on one backend takes at most 60 s on the course
 machine. Run: ``.venv/bin/python benchmarks/bench_grader.py [--backends tensorflow jax torch]``.
 
 Printed per backend: total wall time, the worker's start-up (importing Keras and the
