@@ -99,3 +99,12 @@ def grad(fn, *args):
 def model_name(request):
     """Each of the seven models of the kit, by name."""
     return request.param
+
+
+@pytest.fixture(scope="session")
+def graded_course(tmp_path_factory):
+    """One grading run of this backend pass, shared by the exercise tests
+    (:func:`course_grading.grade_course`)."""
+    from course_grading import grade_course
+
+    return grade_course(tmp_path_factory)

@@ -3,8 +3,8 @@
 On the current backend: every solution scores full marks; known wrong answers (made by
 editing a solution) lose points and are named; every untouched exercise imports, raises
 NotImplementedError in every check (so no check is passed by the skeleton code), and scores
-0 without crashing the grader. One grading run covers all of it, so the backend's worker
-starts once.
+0 without crashing the grader. One grading run per backend pass covers all of it and the
+week-4 exercises of tests/test_exercises_lab.py (tests/course_grading.py).
 """
 from __future__ import annotations
 
@@ -12,36 +12,14 @@ import ast
 import re
 from pathlib import Path
 
-import keras
 import numpy as np
 import pytest
+from course_grading import EXERCISES, MUTATIONS, SOLUTIONS
 
-from kerasattn.grader import grade
 from kerasattn.grader.spec import load_spec, spec_paths
 
 ROOT = Path(__file__).resolve().parents[1]
-EXERCISES = sorted((ROOT / "exercises").glob("[0-9][0-9]_*.py"))
-SOLUTIONS = sorted((ROOT / "solutions").glob("[0-9][0-9]_*.py"))
 BEGIN, END = "# BEGIN YOUR CODE", "# END YOUR CODE"
-
-# Known mistakes, made by a textual edit of the solution: (stem, old, new, expected name).
-MUTATIONS = [
-    ("03_masked_softmax", 'mask = ops.cast(mask, "bool")\n',
-     'mask = ops.logical_not(ops.cast(mask, "bool"))\n',
-     "inverted mask"),
-    ("05_scaled_dot_product", " / math.sqrt(q.shape[-1])", "",
-     "missing 1/sqrt(d_k) scaling"),
-    ("06_split_merge_heads",
-     "x = ops.reshape(x, (batch, length, num_heads, d_model // num_heads))  # (B, T, h, d_h)\n"
-     "    return ops.transpose(x, (0, 2, 1, 3))",
-     "return ops.reshape(x, (batch, num_heads, length, d_model // num_heads))",
-     "without transposing"),
-    ("07_causal_mask", "ops.less_equal(j, i)", "ops.less(j, i)", "causal mask shifted by one"),
-    ("12_beam_search_step", "ops.power(cand_lengths, alpha)", "1.0",
-     "length penalty not applied"),
-    ("14_debug_uniform_attention", "scale = 1 / math.sqrt(d_k)", "scale = 1 // math.sqrt(d_k)",
-     "scores scaled to zero"),
-]
 
 
 def _regions(text: str) -> list[str]:
@@ -110,23 +88,9 @@ def test_every_known_mistake_differs_from_the_reference(stem):
 
 # --------------------------------------- the engine: solutions, mistakes, exercises
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    """One grading run on this backend: all solutions, the mutants, all exercises."""
-    mutant_dirs = []
-    for k, (stem, old, new, _) in enumerate(MUTATIONS):
-        text = (ROOT / "solutions" / f"{stem}.py").read_text()
-        assert text.count(old) == 1, f"mutation of {stem} no longer applies"
-        folder = tmp_path_factory.mktemp(f"mutant{k}")
-        (folder / f"{stem}.py").write_text(text.replace(old, new))
-        mutant_dirs.append(folder / f"{stem}.py")
-    backend = keras.backend.backend()
-    result = grade([*SOLUTIONS, *mutant_dirs, ROOT / "exercises"], backends=(backend,))
-    by_folder = {}
-    for ex in result["exercises"]:
-        folder = Path(ex["path"]).parent
-        key = "mutant" if folder.name.startswith("mutant") else folder.name
-        by_folder.setdefault(key, {})[ex["exercise"]] = ex
-    return backend, result, by_folder
+def graded(graded_course):
+    """The one grading run of this backend pass (tests/course_grading.py)."""
+    return graded_course["backend"], graded_course["result"], graded_course["by_folder"]
 
 
 def _failures(ex):
@@ -185,8 +149,8 @@ def test_the_whole_run_is_valid_gradescope_output(graded):
     assert sum(t["score"] for t in payload["tests"]) == pytest.approx(result["score"], abs=1e-2)
 
 
-# Exercises 01-14 carry the "What you may use / may NOT use" section (issue 18); the ones
-# added after them get it with their own text.
+# Exercises 01-14 carry the "What you may use / may NOT use" section; the ones added after
+# them state their rules in their own words.
 RULED = [p for p in EXERCISES if int(p.stem[:2]) <= 14]
 
 

@@ -1,79 +1,28 @@
 """The week-4 exercises: 15 (debugging "the the the"), 16 (the lab model), 18 (coverage).
 
-tests/test_exercises.py grades every solution and every untouched exercise; this file
-checks what is particular to these three on the current backend, in one grading run:
-the broken code of exercise 15 (its ``raise`` lines deleted, nothing fixed) fails every
-check, including the tiny training run; known mistakes in exercises 16 and 18, made by
-editing the solution, lose points and are named. The grader names a known mistake in the
-parent, from the outputs: each backend pass grades two of the six mistakes, a different two
-per backend, so the three passes together cover all six. The parent-side checks
-(references and schedules) need no backend.
+tests/test_exercises.py checks every solution and every untouched exercise; this file
+checks what is particular to these three on the current backend, from the same grading run
+(tests/course_grading.py): the broken code of exercise 15 (its ``raise`` lines deleted,
+nothing fixed) fails every check, including the tiny training run; known mistakes in
+exercises 16 and 18, made by editing the solution, lose points and are named (two of the
+six per backend pass, all six over the three passes). The parent-side checks (references
+and schedules) need no backend.
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-import keras
 import numpy as np
 import pytest
+from course_grading import LAB_HERE, LAB_MUTATIONS
 
-from kerasattn._env import BACKENDS
-from kerasattn.grader import grade
 from kerasattn.grader.spec import load_spec, spec_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# (stem, old, new, name of the known mistake the grader must report)
-MUTATIONS = [
-    ("16_lab_bahdanau_model", "memory_mask=source_mask)  # (B, 2u), (B, S)",
-     "memory_mask=None)  # (B, 2u), (B, S)",
-     "source mask ignored"),
-    ("16_lab_bahdanau_model", "h_enc, _, h_bwd = self.encoder(", "h_enc, h_bwd, _ = self.encoder(",
-     "s_0 from the forward GRU's final state"),
-    ("16_lab_bahdanau_model", "[self.tgt_embedding(y_prev), c_t]",
-     "[c_t, self.tgt_embedding(y_prev)]", "GRU input ordered [c_t; y_{t-1}]"),
-    ("18_coverage", "loss = loss + coverage_loss(alpha, coverage)",
-     "loss = loss + coverage_loss(alpha, coverage + alpha)",
-     "loss computed after adding the step's own weights"),
-    ("18_coverage", "wc = coverage[:, :, None] * self.w_c", "wc = 0.0 * self.w_c",
-     "coverage term missing"),
-    ("18_coverage", "ops.minimum(weights, coverage)", "ops.maximum(weights, coverage)",
-     "max instead of min"),
-]
-
-
-#: the mutations this backend's pass grades (k % 3 == the backend's index)
-HERE = [k for k in range(len(MUTATIONS))
-        if k % len(BACKENDS) == BACKENDS.index(keras.backend.backend())]
-
-
-def _broken_15(text: str) -> str:
-    """Exercise 15 with its ``raise`` lines deleted: the student's code, bugs and all."""
-    return re.sub(r' *raise NotImplementedError\(\n *"[^"]*"\)\n', "", text)
-
-
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    files = []
-    for k in HERE:
-        stem, old, new, _ = MUTATIONS[k]
-        text = (ROOT / "solutions" / f"{stem}.py").read_text()
-        assert text.count(old) == 1, f"mutation of {stem} no longer applies: {old!r}"
-        path = tmp_path_factory.mktemp(f"mutant{k}") / f"{stem}.py"
-        path.write_text(text.replace(old, new))
-        files.append(path)
-    broken = _broken_15((ROOT / "exercises" / "15_debug_the_the_the.py").read_text())
-    assert "raise NotImplementedError" not in broken
-    path = tmp_path_factory.mktemp("broken") / "15_debug_the_the_the.py"
-    path.write_text(broken)
-    files.append(path)
-    result = grade(files, backends=(keras.backend.backend(),))
-    return {Path(ex["path"]).parent.name: ex for ex in result["exercises"]}
-
 
 def test_every_mutation_still_applies_to_its_solution():
-    for stem, old, _, name in MUTATIONS:
+    for stem, old, _, name in LAB_MUTATIONS:
         text = (ROOT / "solutions" / f"{stem}.py").read_text()
         assert text.count(old) == 1, f"mutation {name!r} of {stem} no longer applies: {old!r}"
 
@@ -83,18 +32,18 @@ def _failures(ex):
             if r["status"] != "passed"}
 
 
-@pytest.mark.parametrize("k", HERE, ids=[MUTATIONS[k][3] for k in HERE])
-def test_known_mistake_loses_points_and_is_named(graded, k):
-    stem, _, _, name = MUTATIONS[k]
-    ex = next(e for folder, e in graded.items() if folder.startswith(f"mutant{k}"))
+@pytest.mark.parametrize("k", LAB_HERE, ids=[LAB_MUTATIONS[k][3] for k in LAB_HERE])
+def test_known_mistake_loses_points_and_is_named(graded_course, k):
+    stem, _, _, name = LAB_MUTATIONS[k]
+    ex = graded_course["by_folder"]["lab"][k]
     assert ex["exercise"] == stem and ex["status"] == "graded", ex["messages"]
     assert 0 <= ex["score"] < ex["max_score"]
     messages = " ".join(_failures(ex).values())
     assert "matches a known mistake" in messages and name in messages, messages
 
 
-def test_broken_code_of_exercise_15_fails_every_fix_and_the_training_loss(graded):
-    ex = next(e for folder, e in graded.items() if folder.startswith("broken"))
+def test_broken_code_of_exercise_15_fails_every_fix_and_the_training_loss(graded_course):
+    ex = graded_course["by_folder"]["broken"]["15_debug_the_the_the"]
     assert ex["status"] == "graded", ex["messages"]
     failures = _failures(ex)
     assert not any("not implemented" in m for m in failures.values()), failures

@@ -1,0 +1,107 @@
+"""One grading run per backend pass, shared by tests/test_exercises.py and
+tests/test_exercises_lab.py: every solution, every untouched exercise, known mistakes made by
+editing a solution, and the broken code of exercise 15, graded together so the backend's
+workers start once and, on JAX, share one compilation cache.
+
+Each backend pass grades two of the six known mistakes of exercises 16 and 18, a different
+two per backend (the grader names a known mistake in the parent, from the outputs), so the
+three passes together cover all six.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import keras
+
+from kerasattn._env import BACKENDS
+from kerasattn.grader import grade
+
+ROOT = Path(__file__).resolve().parents[1]
+EXERCISES = sorted((ROOT / "exercises").glob("[0-9][0-9]_*.py"))
+SOLUTIONS = sorted((ROOT / "solutions").glob("[0-9][0-9]_*.py"))
+
+# Known mistakes, made by a textual edit of the solution: (stem, old, new, expected name).
+MUTATIONS = [
+    ("03_masked_softmax", 'mask = ops.cast(mask, "bool")\n',
+     'mask = ops.logical_not(ops.cast(mask, "bool"))\n',
+     "inverted mask"),
+    ("05_scaled_dot_product", " / math.sqrt(q.shape[-1])", "",
+     "missing 1/sqrt(d_k) scaling"),
+    ("06_split_merge_heads",
+     "x = ops.reshape(x, (batch, length, num_heads, d_model // num_heads))  # (B, T, h, d_h)\n"
+     "    return ops.transpose(x, (0, 2, 1, 3))",
+     "return ops.reshape(x, (batch, num_heads, length, d_model // num_heads))",
+     "without transposing"),
+    ("07_causal_mask", "ops.less_equal(j, i)", "ops.less(j, i)", "causal mask shifted by one"),
+    ("12_beam_search_step", "ops.power(cand_lengths, alpha)", "1.0",
+     "length penalty not applied"),
+    ("14_debug_uniform_attention", "scale = 1 / math.sqrt(d_k)", "scale = 1 // math.sqrt(d_k)",
+     "scores scaled to zero"),
+]
+
+# Known mistakes in the week-4 exercises 16 and 18, in the same form.
+LAB_MUTATIONS = [
+    ("16_lab_bahdanau_model", "memory_mask=source_mask)  # (B, 2u), (B, S)",
+     "memory_mask=None)  # (B, 2u), (B, S)",
+     "source mask ignored"),
+    ("16_lab_bahdanau_model", "h_enc, _, h_bwd = self.encoder(", "h_enc, h_bwd, _ = self.encoder(",
+     "s_0 from the forward GRU's final state"),
+    ("16_lab_bahdanau_model", "[self.tgt_embedding(y_prev), c_t]",
+     "[c_t, self.tgt_embedding(y_prev)]", "GRU input ordered [c_t; y_{t-1}]"),
+    ("18_coverage", "loss = loss + coverage_loss(alpha, coverage)",
+     "loss = loss + coverage_loss(alpha, coverage + alpha)",
+     "loss computed after adding the step's own weights"),
+    ("18_coverage", "wc = coverage[:, :, None] * self.w_c", "wc = 0.0 * self.w_c",
+     "coverage term missing"),
+    ("18_coverage", "ops.minimum(weights, coverage)", "ops.maximum(weights, coverage)",
+     "max instead of min"),
+]
+
+
+#: the lab mutations this backend's pass grades (k % 3 == the backend's index)
+LAB_HERE = [k for k in range(len(LAB_MUTATIONS))
+            if k % len(BACKENDS) == BACKENDS.index(keras.backend.backend())]
+
+
+def broken_15(text: str) -> str:
+    """Exercise 15 with its ``raise`` lines deleted: the student's code, bugs and all."""
+    return re.sub(r' *raise NotImplementedError\(\n *"[^"]*"\)\n', "", text)
+
+
+def _mutant(tmp_path_factory, folder: str, stem: str, old: str, new: str) -> Path:
+    text = (ROOT / "solutions" / f"{stem}.py").read_text()
+    assert text.count(old) == 1, f"mutation of {stem} no longer applies: {old!r}"
+    path = tmp_path_factory.mktemp(folder) / f"{stem}.py"
+    path.write_text(text.replace(old, new))
+    return path
+
+
+def grade_course(tmp_path_factory) -> dict:
+    """Grade it all on this backend.
+
+    Returns:
+        ``backend``, ``result`` (the grader's dict) and ``by_folder``: ``solutions`` and
+        ``exercises`` (stem -> exercise result), ``mutant`` (stem -> result, one per entry
+        of MUTATIONS), ``lab`` (index into LAB_MUTATIONS -> result) and ``broken`` (the
+        broken exercise 15).
+    """
+    files = [_mutant(tmp_path_factory, f"mutant{k}", stem, old, new)
+             for k, (stem, old, new, _) in enumerate(MUTATIONS)]
+    files += [_mutant(tmp_path_factory, f"lab{k}_", *LAB_MUTATIONS[k][:3]) for k in LAB_HERE]
+    broken = broken_15((ROOT / "exercises" / "15_debug_the_the_the.py").read_text())
+    assert "raise NotImplementedError" not in broken
+    path = tmp_path_factory.mktemp("broken") / "15_debug_the_the_the.py"
+    path.write_text(broken)
+    files.append(path)
+    backend = keras.backend.backend()
+    result = grade([*SOLUTIONS, *files, ROOT / "exercises"], backends=(backend,))
+    by_folder = {"lab": {}}
+    for ex in result["exercises"]:
+        folder = Path(ex["path"]).parent.name
+        if folder.startswith("lab"):
+            by_folder["lab"][int(folder[3:].split("_")[0])] = ex
+            continue
+        key = next((k for k in ("mutant", "broken") if folder.startswith(k)), folder)
+        by_folder.setdefault(key, {})[ex["exercise"]] = ex
+    return {"backend": backend, "result": result, "by_folder": by_folder}
