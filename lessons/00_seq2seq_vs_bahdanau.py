@@ -318,6 +318,7 @@ from kerasattn.decoding import translate
 pairs = lesson.data.test_pairs[:100]
 rows = []
 for beta in (0.0, 0.2):
+    # max_length None: outputs up to 1.5x the longest source (quick mode: a short cap)
     hyps = translate(bahdanau.model, [src for src, _ in pairs], lesson.data.src_vocab,
                      lesson.data.tgt_vocab, method="beam", beam_size=4,
                      max_length=settings.max_decode, coverage_penalty=beta)

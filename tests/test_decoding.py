@@ -253,3 +253,8 @@ def test_translate_strings():
     assert texts == expected and result.attention["cross"].shape[-1] == 8
     with pytest.raises(ValueError, match="width_multiple.*received width_multiple=0"):
         translate(model, sentences, vocab, vocab, width_multiple=0)
+    # max_length=None: outputs capped at 1.5 S + 5 tokens for the longest source
+    longest = max(len(s) for s in SOURCES)
+    texts, result = translate(model, sentences, vocab, vocab, method="beam", beam_size=2,
+                              max_length=None, return_result=True)
+    assert texts == expected and result.tokens.shape[1] <= int(1.5 * longest) + 5

@@ -10,7 +10,7 @@ __all__ = ["translate"]
 
 
 def translate(model, sentences, src_vocab, tgt_vocab, *, method: str = "greedy",
-              beam_size: int = 4, max_length: int = 50, alpha: float = 0.6,
+              beam_size: int = 4, max_length: int | None = 50, alpha: float = 0.6,
               return_result: bool = False, width_multiple: int = 1, **kwargs):
     """Translate normalised source sentences to target text.
 
@@ -20,6 +20,8 @@ def translate(model, sentences, src_vocab, tgt_vocab, *, method: str = "greedy",
         src_vocab, tgt_vocab: the :class:`kerasattn.data.Vocabulary` of each side.
         method: "greedy" or "beam".
         beam_size, max_length, alpha: search settings; ``**kwargs`` go to the search.
+            ``max_length=None`` caps the outputs at ``1.5 S + 5`` tokens for the longest
+            source of ``S`` tokens.
         return_result: also return the :class:`DecodeResult` (attention for plots).
         width_multiple: pad the source batch to a width that is a multiple of this (the
             padding is masked, so the translations do not change; fewer distinct shapes
@@ -40,7 +42,10 @@ def translate(model, sentences, src_vocab, tgt_vocab, *, method: str = "greedy",
             or width_multiple < 1:
         raise ValueError(f"`width_multiple` must be an int >= 1; received "
                          f"width_multiple={width_multiple!r}.")
-    width = -(-max(len(i) for i in ids) // width_multiple) * width_multiple  # round up
+    longest = max(len(i) for i in ids)
+    if max_length is None:
+        max_length = int(1.5 * longest) + 5
+    width = -(-longest // width_multiple) * width_multiple  # round up
     src = np.zeros((len(ids), width), dtype=np.int32)
     for row, i in enumerate(ids):
         src[row, :len(i)] = i

@@ -3,8 +3,9 @@
 ``set_weights_by_name`` hands the grader's weights to a student's layer, so the parent can
 compute the expected output from weights it chose itself; ``trainable_gradients`` returns
 the gradient of a scalar loss with respect to every trainable weight on the current
-backend; ``value_and_grad`` does the same for a loss of a plain list of tensors. The backend's own autodiff is imported lazily: this module is loaded by the
-worker before any backend-specific code runs, and imports nothing heavy at top level.
+backend; ``value_and_grad`` does the same for a loss of a plain list of tensors. The
+backend's own autodiff is imported lazily: this module is loaded by the worker before any
+backend-specific code runs, and imports nothing heavy at top level.
 """
 from __future__ import annotations
 
