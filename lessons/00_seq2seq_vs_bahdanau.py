@@ -221,8 +221,8 @@ lesson.attention_figure(bahdanau, figure_name, sentence=sentence, title=title)
 # different data sets at very different scales: do not compare numbers across the two
 # tables**, only the pattern. Here the vocabulary has a few hundred words, every source has
 # exactly one correct translation (a perfect model scores 100), and each model trains for
-# about two minutes on a CPU. What carries over is the direction and the reason: attention
-# beats the fixed context, and the gap grows with sentence length. Our gap is much larger
+# about a minute and a half on a CPU. What carries over is the direction and the reason:
+# attention beats the fixed context, and the gap grows with sentence length. Our gap is much larger
 # than the paper's because our `seq2seq` squeezes sentences of up to 40 words into a
 # 128-number context. With `--data FILE` the table is for your corpus, and adds BLEU
 # against every reference of each distinct test source (Tatoeba often has several
