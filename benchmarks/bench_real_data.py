@@ -90,16 +90,22 @@ def parse_overrides(items) -> dict:
     return out
 
 
-def apply_overrides(recipe, overrides: dict) -> None:
-    """Change ``recipe`` (a :class:`kerasattn.recipes.Recipe`) in place, noting each change."""
+def apply_overrides(recipe, overrides: dict) -> bool:
+    """Change ``recipe`` (a :class:`kerasattn.recipes.Recipe`) in place, noting each change.
+
+    Returns:
+        Whether the budget anneals the learning rate (``anneal=true``; off by default).
+    """
+    anneal = False
     for key, value in overrides.items():
         if key == "anneal":
-            recipe.anneal = bool(value)
+            anneal = bool(value)
         elif key.startswith("model."):
             recipe.model_kwargs[key[len("model."):]] = value
         else:
             recipe.train[key] = value
         recipe.reasons.append(f"--set {key}={value!r}")
+    return anneal
 
 
 def baseline_model(src_size: int, tgt_size: int, max_length: int, tiny: bool = False):
@@ -252,7 +258,7 @@ def run(args) -> list[dict]:
             hyps = baseline_greedy(model, p.test_sources, p.src_vocab, p.tgt_vocab)
         else:
             recipe = copy.deepcopy(p.recipe)
-            apply_overrides(recipe, args.overrides)
+            anneal = apply_overrides(recipe, args.overrides)
             if args.overrides:
                 print(f"  {name}: {recipe.reasons[-len(args.overrides):]}", flush=True)
             keras.utils.set_random_seed(args.seed)
@@ -265,7 +271,7 @@ def run(args) -> list[dict]:
                 fields = {f.name for f in dataclasses.fields(registry.get_config_class(name))}
                 hp.update({k: v for k, v in TINY.items() if k in fields})
             model = build_model(name, len(p.src_vocab), len(p.tgt_vocab), **hp)
-            stop = _CountingBudget(args.budget, recipe.anneal)
+            stop = _CountingBudget(args.budget, anneal)
             timer = training.EpochTimer()
             result = training.train(model, p.train, p.valid, seed=args.seed,
                                     callbacks=[timer, stop], **recipe.train)

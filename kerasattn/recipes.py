@@ -20,9 +20,10 @@ figures:
 - a constant learning rate (1e-3 for Transformer decoders, 3e-3 for the single-head GRU
   decoders, 2e-3 for the others): a real corpus trained for minutes never reaches the
   inverse-square-root decay's useful range, and the warm-up only delays learning. A rate
-  that falls linearly to 0 at the end of the time budget (``Recipe.anneal``, Li et al.,
-  2020) is available but off: on ``jpn-eng.txt`` (Japanese to English, 240 s,
-  TensorFlow, two passes over the data) it lowered ``bahdanau``'s BLEU;
+  that falls linearly to 0 at the end of the time budget
+  (``training.TimeBudget(seconds, anneal=True)``, Li et al., 2020) is available but off:
+  on ``jpn-eng.txt`` (Japanese to English, 240 s, TensorFlow, two passes over the data)
+  it lowered ``bahdanau``'s BLEU;
 - no random position shift: real test sentences are as long as the training ones;
 - dropout from the size: 0.3 under 5,000 pairs, 0.2 under 20,000, 0.1 above; but none
   when a time budget allows only a few passes over the data (under
@@ -122,9 +123,6 @@ class Recipe:
             sets it for a real corpus: the 99th percentile of the encoded lengths, at
             least 30.
         reasons: one line per choice, to print.
-        anneal: with a time budget, lower the learning rate linearly to 0 at the end of
-            the budget (see :meth:`budget_callback`). Off in every recipe the kit chooses:
-            set it to try it.
     """
 
     model: str
@@ -134,13 +132,6 @@ class Recipe:
     vocab: dict
     max_train_tokens: int | None
     reasons: list
-    anneal: bool = False
-
-    def budget_callback(self, seconds: float):
-        """The :class:`kerasattn.training.TimeBudget` of this recipe for ``seconds``."""
-        from kerasattn import training
-
-        return training.TimeBudget(seconds, anneal=self.anneal)
 
     def describe(self) -> str:
         """The recipe as readable lines."""
@@ -421,7 +412,7 @@ def train_on_corpus(model_name: str, corpus, *, budget_seconds: float | None = N
     kwargs = {**recipe.train, **train_kwargs}
     if budget_seconds is not None:
         kwargs["callbacks"] = list(kwargs.get("callbacks") or []) + [
-            recipe.budget_callback(budget_seconds)]
+            training.TimeBudget(budget_seconds)]
     result = training.train(model, prepared.train, prepared.valid, seed=seed, verbose=verbose,
                             **kwargs)
     info = getattr(corpus, "info", {}) or {}

@@ -92,9 +92,8 @@ def train_model(name: str, data: LessonData, settings: Settings, verbose: int | 
         kwargs.update(training.recommended_training(name))
     kwargs.update(train_kwargs)
     if budget:
-        stop = (recipe.budget_callback(budget) if recipe is not None and not settings.quick
-                else training.TimeBudget(budget))
-        kwargs["callbacks"] = list(kwargs.get("callbacks") or []) + [stop]
+        kwargs["callbacks"] = list(kwargs.get("callbacks") or []) + [
+            training.TimeBudget(budget)]
     start = time.perf_counter()
     result = training.train(model, data.train, data.valid, **kwargs)
     wall = time.perf_counter() - start
