@@ -127,7 +127,7 @@ def test_backend_specific_call_is_named():
     current = keras.backend.backend()
     backends = [current, "torch"] if current != "torch" else ["torch", "tensorflow"]
     path = FIXTURES / "backend_specific" / "91_fixture_attention.py"
-    result = Grader(backends, spec_dir=SPECS, timeout=90).grade([path])
+    result = Grader(backends, spec_dir=SPECS, timeout=90, jobs=2).grade([path])
     ex = result["exercises"][0]
     rows = {c["name"]: c["results"] for c in ex["checks"]}
     other = backends[1] if backends[0] == "torch" else backends[0]

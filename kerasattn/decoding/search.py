@@ -143,6 +143,7 @@ class Stepper:
         self.max_length = int(max_length)
         self.cache = bool(cache)
         self.compiled = resolve_compile(compile)
+        self.fixed_shape = self.compiled or keras.backend.backend() == "jax"
         store = _cached_functions(model)
         if self.cache:
             if "adapter" not in store:
@@ -192,9 +193,10 @@ class Stepper:
                          for k, v in attention.items()}
             return np.asarray(ops.convert_to_numpy(logits)), attention
         self.buffer[:, t] = token
-        # Compiled: the whole fixed-size buffer (one trace; causal, so later zeros do not
-        # change position t); eager: exactly the prefix 0..t.
-        dec = self.buffer if self.compiled else self.buffer[:, :t + 1]
+        # Compiled, or eager on JAX (which compiles every eager op once per shape): the
+        # whole fixed-size buffer, one shape for every step (causal, so later zeros do not
+        # change position t). Eager on TensorFlow / torch: exactly the prefix 0..t.
+        dec = self.buffer if self.fixed_shape else self.buffer[:, :t + 1]
         logits = self._full(self.src, ops.convert_to_tensor(dec, "int32"))
         return np.asarray(ops.convert_to_numpy(logits))[:, t], {}
 
