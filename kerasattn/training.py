@@ -449,6 +449,10 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
                 validation = TranslationDataset({**validation[0], LABEL_KEY: validation[1]},
                                                 batch_size=batch_size, shuffle=False,
                                                 bucket=bucket, pad_multiple=pad_multiple)
+            # Optimizer slots made now, not inside the first train step: on TensorFlow a
+            # step that creates variables is traced twice (seconds per model).
+            if not model.optimizer.built:
+                model.optimizer.build(model.trainable_variables)
             with backend_utils.torch_threads(torch_threads) as threads:
                 used_threads = threads.n
                 keras_history = model.fit(x, epochs=epochs, initial_epoch=initial_epoch,

@@ -92,6 +92,7 @@ def trained(name: str):
 def _fit(model, data, before):
     model.compile(optimizer=keras.optimizers.Adam(1e-2, global_clipnorm=1.0),
                   loss=MaskedSparseCategoricalCrossentropy())
+    model.optimizer.build(model.trainable_variables)  # else TensorFlow traces fit twice
     # One epoch of STEPS full-batch steps (per-epoch overhead of fit is large on torch).
     rep = lambda a: np.tile(a, (STEPS, 1))  # noqa: E731
     model.fit({"encoder_inputs": rep(data["encoder_inputs"]),
