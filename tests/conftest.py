@@ -43,6 +43,9 @@ def run_in_backend(backend: str, code: str, timeout: float = 300) -> dict:
     The code must print one JSON object on its last stdout line; it is returned parsed.
     """
     env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
+    if backend == "jax":   # as in the JAX pass (tools/test_all_backends.py): tiny shapes
+        env["XLA_FLAGS"] = ("--xla_backend_optimization_level=0 "
+                            "--xla_llvm_disable_expensive_passes=true")
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 
 import keras
 import numpy as np
@@ -141,8 +142,10 @@ def test_saved_model_translates_identically_on_other_backends(tmp_path):
         expected[name] = r
     code = CHILD.format(enc=json.dumps(enc.tolist()), names=list(CROSS_BACKEND_MODELS),
                         root=str(tmp_path))
-    for backend in other_backends():
-        got = run_in_backend(backend, code, timeout=600)
+    backends = other_backends()
+    with ThreadPoolExecutor(max_workers=2) as pool:   # the children mostly wait on imports
+        results = list(pool.map(lambda b: run_in_backend(b, code, timeout=600), backends))
+    for backend, got in zip(backends, results):
         for name in CROSS_BACKEND_MODELS:
             assert got[name]["tokens"] == expected[name].tokens.tolist(), (backend, name)
             np.testing.assert_allclose(np.array(got[name]["logits"]),
