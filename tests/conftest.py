@@ -20,6 +20,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 # kerasattn first: importing it keeps TensorFlow's start-up messages out of the test output
 from kerasattn._env import BACKENDS, MODEL_NAMES  # noqa: E402,F401,I001  (re-exported to the tests)
+from kerasattn._env import fast_xla_compile  # noqa: E402
 
 import keras  # noqa: E402
 
@@ -44,8 +45,7 @@ def run_in_backend(backend: str, code: str, timeout: float = 300) -> dict:
     """
     env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
     if backend == "jax":   # as in the JAX pass (tools/test_all_backends.py): tiny shapes
-        env["XLA_FLAGS"] = ("--xla_backend_optimization_level=0 "
-                            "--xla_llvm_disable_expensive_passes=true")
+        fast_xla_compile(env)
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:

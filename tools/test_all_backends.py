@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # this checkout's kerasattn
 
 from kerasattn._env import BACKENDS as ALL_BACKENDS  # noqa: E402
+from kerasattn._env import fast_xla_compile  # noqa: E402
 
 
 def run_backend(backend: str, pytest_args: list[str]) -> dict:
@@ -43,8 +44,7 @@ def run_backend(backend: str, pytest_args: list[str]) -> dict:
         # Tiny shapes: XLA's compile time dominates the suite, not run time. Without the
         # expensive LLVM passes the JAX pass takes about a third less time (the grader
         # compiles its cases the same way, kerasattn/grader/engine.py).
-        env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_backend_optimization_level=0"
-                            " --xla_llvm_disable_expensive_passes=true").strip()
+        fast_xla_compile(env)
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
            f"--junitxml={report}", *pytest_args]
     print(f"\n=== backend: {backend} ===  ({' '.join(cmd[1:])})", flush=True)

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kerasattn._env import fast_xla_compile
 from kerasattn.grader.outcomes import (
     _clean_error,
     _evaluate,
@@ -78,8 +79,7 @@ class Worker:
         if self.backend == "jax":
             # Tiny shapes: XLA's compile time dominates, not run time. Skipping the expensive
             # LLVM passes compiles each eager op about a quarter faster (measured).
-            env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_backend_optimization_level=0"
-                                " --xla_llvm_disable_expensive_passes=true").strip()
+            fast_xla_compile(env)
         if not self.jax_cache:   # only a trusted run's own cache, never one from the caller
             for key in [k for k in env if k.startswith(("JAX_COMPILATION_CACHE",
                                                         "JAX_PERSISTENT_CACHE"))]:
