@@ -64,7 +64,9 @@ def parse_args(argv=None):
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a setting of the kit's recipe for an ablation: a keyword "
                         "of training.train (batch_size=32, learning_rate=2e-3), a model "
-                        "hyperparameter (model.dropout=0.1) or anneal=false (repeatable)")
+                        "hyperparameter (model.dropout=0.1), a tokenizer size "
+                        "(vocab.vocab_size=4000, for every model and the baseline) or "
+                        "anneal=false (repeatable)")
     args = p.parse_args(argv)
     try:
         args.overrides = parse_overrides(args.set)
@@ -231,6 +233,9 @@ def run(args) -> list[dict]:
         corpus.train = corpus.train[:args.max_train]
     print(f"{backend}: {corpus!r} ({corpus.report.summary()})", flush=True)
     tokenizer = None if args.tokenizer == "auto" else args.tokenizer
+    vocab_overrides = {k[len("vocab."):]: v for k, v in args.overrides.items()
+                       if k.startswith("vocab.")}
+    args.overrides = {k: v for k, v in args.overrides.items() if not k.startswith("vocab.")}
     rows, prepared_cache = [], {}
 
     def prepared_for(name):
@@ -238,7 +243,8 @@ def run(args) -> list[dict]:
         if key not in prepared_cache:
             start = time.perf_counter()
             prepared_cache[key] = recipes.prepare(corpus, key, backend, tokenizer,
-                                                  budget_seconds=args.budget)
+                                                  budget_seconds=args.budget,
+                                                  vocab=vocab_overrides or None)
             p = prepared_cache[key]
             if args.max_test:
                 step = max(1, len(p.test_sources) // args.max_test)

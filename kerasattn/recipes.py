@@ -16,7 +16,9 @@ figures:
   training pairs, from 1,000 to 8,000); word level keeps words seen twice once the corpus
   is large enough for a word seen once to be noise; the longest training pairs (the top
   1 % in tokens, never under 30 tokens) are left out;
-- batch size 64 (32 under 2,000 pairs, so a small corpus still gets many updates);
+- batch size 64 (32 under 2,000 pairs, so a small corpus still gets many updates), of
+  pairs of similar length (on JAX from :data:`JAX_BUCKET_PAIRS` pairs up: there each batch
+  width compiles the train step once);
 - a constant learning rate (1e-3 for Transformer decoders, 3e-3 for the single-head GRU
   decoders, 2e-3 for the others): a real corpus trained for minutes never reaches the
   inverse-square-root decay's useful range, and the warm-up only delays learning. A rate
@@ -33,7 +35,9 @@ figures:
   slows early learning (``jpn-eng.txt`` Japanese to English, 150 s on JAX:
   ``transformer`` BLEU 1.7 with dropout 0.1, 6.0 without; see
   ``benchmarks/bench_real_data.py``);
-- wider recurrent models (128 units) from 10,000 pairs up;
+- wider recurrent models (128 units) from 10,000 pairs up; ``bahdanau`` projects to the
+  vocabulary through ``output_units`` equal to its units (the projection from
+  `[s_t; c_t]` to thousands of subwords is most of its arithmetic);
 - early stopping after 3 epochs without a better validation loss.
 """
 from __future__ import annotations
@@ -45,7 +49,7 @@ import numpy as np
 
 __all__ = ["Recipe", "Prepared", "CorpusRun", "corpus_stats", "recipe_for", "prepare",
            "train_on_corpus", "bleu_tokenize_for", "SPACELESS_SHARE", "FEW_EPOCHS",
-           "CPU_TOKENS_PER_SECOND", "estimated_epochs"]
+           "CPU_TOKENS_PER_SECOND", "JAX_BUCKET_PAIRS", "estimated_epochs"]
 
 #: A side is "written without spaces" when at least this share of its sentences of 8
 #: characters or more contain no space.
@@ -53,6 +57,11 @@ SPACELESS_SHARE = 0.5
 #: A time budget that allows fewer passes over the training data than this trains without
 #: dropout.
 FEW_EPOCHS = 6
+#: From this many training pairs, JAX trains on batches of similar length too (each batch
+#: width is one XLA compilation of the train step; ``jpn-eng.txt``, Japanese to English,
+#: 39,393 pairs, 240 s, ``transformer``: 7 widths, 4,598 target tokens/s against 3,981 with
+#: every batch padded to the longest pair).
+JAX_BUCKET_PAIRS = 10000
 #: Training throughput assumed for the estimate, in target tokens per second: about what
 #: the kit's models reach on a 2-core laptop CPU (``bench_real_data.py`` prints the
 #: measured figure). A GPU is assumed ten times faster.
@@ -211,9 +220,15 @@ def recipe_for(model_name: str, stats: dict, backend: str | None = None,
                      else 3e-3 if model_name in ("seq2seq", "bahdanau") else 2e-3)
     dropout = 0.3 if n < 5000 else (0.2 if n < 20000 else 0.1)
     passes = estimated_epochs(stats, budget_seconds, gpu)
-    train = dict(bucket=base["bucket"], batch_size=batch_size, learning_rate=learning_rate,
+    # JAX compiles each new batch shape once (seconds): the built-in recipe keeps one shape,
+    # a large real corpus saves more in padding than the few bucket widths cost to compile
+    bucket = bool(base["bucket"] or n >= JAX_BUCKET_PAIRS)
+    train = dict(bucket=bucket, batch_size=batch_size, learning_rate=learning_rate,
                  warmup_steps=None, label_smoothing=0.1, early_stopping_patience=3,
                  epochs=30)
+    if bucket and not base["bucket"]:
+        reasons.append(f"batches of similar length ({n:,} training pairs: the padding saved "
+                       "outweighs compiling one step per batch width)")
     reasons.append(f"batches of {batch_size}, constant learning rate {learning_rate:g} "
                    "(AdamW, no warm-up), label smoothing 0.1, early stopping after 3 epochs "
                    "without progress")
@@ -232,6 +247,11 @@ def recipe_for(model_name: str, stats: dict, backend: str | None = None,
     if model_name in _RECURRENT and n >= 10000:
         model_kwargs.update(_wide_recurrent(model_name))
         reasons.append("recurrent layers 128 wide (10,000 training pairs or more)")
+    if "output_units" in _config_fields(model_name):
+        units = model_kwargs.get("units", _config_default(model_name, "units"))
+        model_kwargs["output_units"] = units
+        reasons.append(f"the vocabulary projection through {units} units (`output_units`): "
+                       "a third of its cost from [s_t; c_t]")
     return Recipe(model=model_name, train=train, model_kwargs=model_kwargs, tokenizer=kind,
                   vocab=vocab, max_train_tokens=max_train_tokens, reasons=reasons)
 
@@ -259,12 +279,20 @@ def estimated_epochs(stats: dict, budget_seconds: float | None,
     return float(budget_seconds) * rate / max(tokens, 1.0)
 
 
-def _wide_recurrent(model_name: str) -> dict:
-    import dataclasses as dc
-
+def _config_fields(model_name: str) -> set:
     from kerasattn.models import registry
 
-    fields = {f.name for f in dc.fields(registry.get_config_class(model_name))}
+    return {f.name for f in dataclasses.fields(registry.get_config_class(model_name))}
+
+
+def _config_default(model_name: str, field: str):
+    from kerasattn.models import registry
+
+    return getattr(registry.get_config_class(model_name)(), field)
+
+
+def _wide_recurrent(model_name: str) -> dict:
+    fields = _config_fields(model_name)
     return {k: 128 for k in ("embed_dim", "units", "attention_units", "encoder_units",
                              "decoder_units") if k in fields}
 
@@ -293,7 +321,8 @@ class Prepared:
 
 
 def prepare(corpus, model_name: str, backend: str | None = None,
-            tokenizer: str | None = None, budget_seconds: float | None = None) -> Prepared:
+            tokenizer: str | None = None, budget_seconds: float | None = None,
+            vocab: dict | None = None) -> Prepared:
     """Choose the recipe of ``model_name`` for ``corpus``, build its tokenizers and arrays.
 
     The tokenizers see the training split only; the test split is grouped by source
@@ -306,6 +335,8 @@ def prepare(corpus, model_name: str, backend: str | None = None,
         backend: see :func:`recipe_for`.
         tokenizer: ``"word"``, ``"subword"`` or None (the recipe chooses).
         budget_seconds: the training budget, or None (see :func:`recipe_for`).
+        vocab: arguments of :func:`kerasattn.data.build_tokenizer` overriding the recipe's
+            (``{"vocab_size": 4000}``, ``{"min_freq": 1}``), or None.
 
     Returns:
         A :class:`Prepared`.
@@ -314,6 +345,13 @@ def prepare(corpus, model_name: str, backend: str | None = None,
     from kerasattn.metrics import group_references
 
     recipe = recipe_for(model_name, corpus_stats(corpus), backend, tokenizer, budget_seconds)
+    if vocab:
+        unknown = set(vocab) - {"min_freq", "max_size", "vocab_size"}
+        if unknown:
+            raise ValueError(f"vocab keys must be min_freq, max_size or vocab_size; received "
+                             f"{sorted(unknown)}")
+        recipe.vocab = {**recipe.vocab, **vocab}
+        recipe.reasons.append(f"tokenizer size as asked: {vocab}")
     src_vocab = build_tokenizer(recipe.tokenizer, [s for s, _ in corpus.train], **recipe.vocab)
     tgt_vocab = build_tokenizer(recipe.tokenizer, [t for _, t in corpus.train], **recipe.vocab)
     train_pairs, dropped = list(corpus.train), 0

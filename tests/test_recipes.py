@@ -70,6 +70,11 @@ def test_settings_follow_the_size_of_the_data():
     assert [r.train["batch_size"] for r in (small, mid, large)] == [32, 64, 64]
     assert small.vocab == {"min_freq": 1} and large.vocab == {"min_freq": 2}
     assert "units" not in mid.model_kwargs and large.model_kwargs["units"] == 128
+    # JAX: one batch shape on a small corpus, bucket widths on a large one
+    jax_mid, jax_large = (recipes.recipe_for("transformer", stats(n), "jax")
+                          for n in (8000, 40000))
+    assert jax_mid.train["bucket"] is False and jax_large.train["bucket"] is True
+    assert recipes.recipe_for("transformer", stats(8000), "torch").train["bucket"] is True
     rare = recipes.recipe_for("transformer", stats(40000, singletons=0.6))
     assert rare.tokenizer == "subword" and rare.vocab == {"vocab_size": 8000}
 

@@ -100,7 +100,7 @@ class AttentionGRUDecoder(keras.layers.Layer):
         self.attention_dropout = float(attention_dropout)
         self.scheduled_sampling = bool(scheduled_sampling)
         self.coverage = bool(coverage)
-        self._feedback = None  # () -> (embedding, output_projection); not tracked
+        self._feedback = None  # () -> (embedding, output_projection, bottleneck)
         if self.scheduled_sampling:
             self.seed_generator = keras.random.SeedGenerator(0, name="sampling_seed")
         if attention == "additive":
@@ -133,17 +133,20 @@ class AttentionGRUDecoder(keras.layers.Layer):
                 trainable=False, dtype="float32")
         self.built = True
 
-    def attach_feedback(self, embedding, output_projection):
+    def attach_feedback(self, embedding, output_projection, output_bottleneck=None):
         """The layers that turn a prediction back into an input (scheduled sampling).
 
         Args:
             embedding: the target `keras.layers.Embedding` (`y -> E`).
-            output_projection: the `keras.layers.Dense` from `[s_t; c_t]` to the logits.
+            output_projection: the `keras.layers.Dense` from `[s_t; c_t]` (or from the
+                bottleneck `t_t`) to the logits.
+            output_bottleneck: the `keras.layers.Dense` from `[s_t; c_t]` to `t_t`, or
+                None when the model has none.
 
         They belong to the enclosing model; the decoder keeps a reference without
         tracking their weights (a closure), so they are saved once, by the model.
         """
-        self._feedback = lambda: (embedding, output_projection)
+        self._feedback = lambda: (embedding, output_projection, output_bottleneck)
 
     def context_dim(self, memory_dim):
         """Size `C` of the context vector c_t."""
@@ -238,13 +241,15 @@ class AttentionGRUDecoder(keras.layers.Layer):
                              "target embedding and the output layer; call "
                              "`attach_feedback(embedding, output_projection)` first.")
         if sampling:
-            embedding, projection = self._feedback()
+            embedding, projection, bottleneck = self._feedback()
 
         def body(carry, x_t):
             s_prev, c_prev = carry[0], carry[1]
             if sampling:
                 y_gold, keep = x_t[:, :-1], x_t[:, -1:]  # (B, E), (B, 1): 1 = gold
                 o_prev = ops.concatenate([s_prev, c_prev], axis=-1)  # [s_{t-1}; c_{t-1}]
+                if bottleneck is not None:  # t_{t-1} = W_t [s_{t-1}; c_{t-1}] + b_t
+                    o_prev = ops.matmul(o_prev, bottleneck.kernel) + bottleneck.bias
                 logits = ops.matmul(o_prev, projection.kernel) + projection.bias  # (B, V)
                 y_hat = ops.stop_gradient(ops.argmax(logits, axis=-1))  # (B,)
                 y_own = ops.take(embedding.embeddings, y_hat, axis=0)  # (B, E)
@@ -319,6 +324,9 @@ class RecurrentAttentionDecoder(IncrementalDecoder):
     def __init__(self, model):
         super().__init__(model)
         self.decoder = model.get_layer("attention_decoder")
+        names = {layer.name for layer in model.layers}
+        self.output_bottleneck = (model.get_layer("output_bottleneck")
+                                  if "output_bottleneck" in names else None)
 
     def init_state(self, state, max_length):
         memory = state["encoder_memory"]
@@ -337,6 +345,8 @@ class RecurrentAttentionDecoder(IncrementalDecoder):
                                               state["mask"], state.get("keys"),
                                               coverage=cov)
         o_t = ops.concatenate([s_t, ops.cast(c_t, s_t.dtype)], axis=-1)  # [s_t; c_t]
+        if self.output_bottleneck is not None:
+            o_t = self.output_bottleneck(o_t)  # t_t = W_t [s_t; c_t] + b_t
         logits = self.output_projection(o_t)  # (B, V)
         new = dict(state, s=s_t)
         if cov is not None:

@@ -8,6 +8,18 @@ GRU input:
     s_0 = tanh(W_s h_1(bwd))
     e_tj = v^T tanh(W_q s_{t-1} + W_k h_j),  alpha_t = masked_softmax(e_t),  c_t = sum alpha h
     s_t = GRU([y_{t-1}; c_t], s_{t-1}),      logits_t = W_o [s_t; c_t] + b_o
+
+With ``output_units`` set, the vocabulary projection is factorized through a narrower
+vector (rank ``output_units``, as models that project to the embedding size before the
+output embedding do; Press and Wolf, 2017):
+
+    t_t = W_t [s_t; c_t] + b_t,               logits_t = W_o t_t + b_o
+
+On a real corpus the projection to thousands of tokens is most of the model's arithmetic
+(`[s_t; c_t]` is `3u` wide): through `t_t` of `u` units it costs about a third. A tanh on
+`t_t` (the paper's deep output is a maxout) learned slower: ``jpn-eng.txt``, Japanese to
+English, one pass over 16,000 pairs on torch, validation token accuracy 0.09 with tanh, 0.32
+linear, 0.31 without `t_t`.
 """
 from __future__ import annotations
 
@@ -35,6 +47,8 @@ class BahdanauConfig(ModelConfig):
             2015; see ``train(..., teacher_forcing=...)``).
         coverage: coverage attention (Tu et al., 2016; See et al., 2017).
         coverage_loss_weight: weight of the coverage loss (with ``coverage`` only).
+        output_units: width of `t_t`, the linear bottleneck before the vocabulary
+            projection, or None (the logits come straight from `[s_t; c_t]`).
     """
 
     embed_dim: int = 64
@@ -44,6 +58,7 @@ class BahdanauConfig(ModelConfig):
     scheduled_sampling: bool = False
     coverage: bool = False
     coverage_loss_weight: float = 0.0
+    output_units: int | None = None
 
 
 def build_recurrent_attention_model(name, src_vocab_size, tgt_vocab_size, *, embed_dim,
@@ -51,7 +66,8 @@ def build_recurrent_attention_model(name, src_vocab_size, tgt_vocab_size, *, emb
                                     attention="additive", attention_units=None,
                                     num_heads=1, d_attention=None, num_encoder_blocks=0,
                                     d_ff=None, scheduled_sampling=False,
-                                    coverage=False, coverage_loss_weight=0.0) -> keras.Model:
+                                    coverage=False, coverage_loss_weight=0.0,
+                                    output_units=None) -> keras.Model:
     """Bidirectional-GRU encoder (+ optional self-attention blocks) and a Bahdanau decoder.
 
     Shared by `bahdanau`, `bahdanau_multihead` (multi-head attention in the decoder) and
@@ -72,9 +88,13 @@ def build_recurrent_attention_model(name, src_vocab_size, tgt_vocab_size, *, emb
                                   coverage_loss_weight=coverage_loss_weight,
                                   name="attention_decoder")
     projection = keras.layers.Dense(tgt_vocab_size, name="output_projection")
-    decoder.attach_feedback(embedding, projection)  # scheduled sampling feeds y_hat back
+    bottleneck = (None if output_units is None else
+                  keras.layers.Dense(output_units, name="output_bottleneck"))
+    decoder.attach_feedback(embedding, projection, bottleneck)  # scheduled sampling
     o = decoder(y, h_enc, s0, memory_mask=src_mask)  # [s_t; c_t]: (B, T, u + C)
     o = keras.layers.Dropout(dropout, name="output_dropout")(o)
+    if bottleneck is not None:
+        o = bottleneck(o)  # t_t = W_t [s_t; c_t] + b_t: (B, T, output_units)
     logits = projection(o)  # (B, T, V)
     return finish_model(name, src, tgt, logits)
 
@@ -87,4 +107,4 @@ def build_bahdanau(config: BahdanauConfig, src_vocab_size: int,
         encoder_units=config.units, decoder_units=config.units, dropout=config.dropout,
         attention="additive", attention_units=config.attention_units,
         scheduled_sampling=config.scheduled_sampling, coverage=config.coverage,
-        coverage_loss_weight=config.coverage_loss_weight)
+        coverage_loss_weight=config.coverage_loss_weight, output_units=config.output_units)

@@ -171,6 +171,10 @@ class ModelConfig:
                                                  not isinstance(value, int) or value < 0):
                 raise ValueError(f"{type(self).__name__}: `{field.name}` must be an int "
                                  f">= 0; received {field.name}={value!r}.")
+            elif field.name == "output_units" and value is not None and (
+                    isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ValueError(f"{type(self).__name__}: `output_units` must be None or an "
+                                 f"int >= 1; received output_units={value!r}.")
         d_model, heads = getattr(self, "d_model", None), getattr(self, "num_heads", None)
         if d_model is not None and heads is not None and (heads < 1 or d_model % heads):
             raise ValueError(f"{type(self).__name__}: `d_model` must be a positive multiple "
