@@ -28,6 +28,7 @@ from typing import Sequence
 import keras
 from keras import ops
 
+from kerasattn import backend_utils
 from kerasattn.data.text import detokenize
 
 __all__ = ["corpus_bleu", "bleu_by_length", "exact_match", "group_references",
@@ -249,6 +250,13 @@ def masked_token_ce(labels, logits, label_smoothing: float = 0.0, from_logits: b
         raise ValueError(f"logits must have one more axis than labels: expected labels "
                          f"(B, T) and logits (B, T, V), received labels {tuple(labels.shape)} "
                          f"and logits {tuple(logits.shape)}")
+    if from_logits and not backend_utils.cross_entropy_gathers_label():
+        # the same value against the dense target q, by the backend's fused kernel
+        num_classes = logits.shape[-1]
+        q = ops.one_hot(labels, num_classes, dtype=logits.dtype)          # (B, T, V)
+        if label_smoothing:
+            q = (1.0 - label_smoothing) * q + label_smoothing / num_classes
+        return ops.categorical_crossentropy(q, logits, from_logits=True)  # (B, T)
     if from_logits:
         log_p = ops.log_softmax(logits, axis=-1)                          # (B, T, V)
     else:
