@@ -219,11 +219,9 @@ class TeacherForcingSchedule(keras.callbacks.Callback):
         super().set_model(model)
         decoder = self.decoder_of(model)
         if decoder._feedback is None:                # e.g. a model loaded from .keras
-            names = {layer.name for layer in model.layers}
-            decoder.attach_feedback(model.get_layer("tgt_embedding"),
-                                    model.get_layer("output_projection"),
-                                    model.get_layer("output_bottleneck")
-                                    if "output_bottleneck" in names else None)
+            from kerasattn.models.attention_decoder import feedback_layers
+
+            decoder.attach_feedback(*feedback_layers(model))
         self._variable = decoder.teacher_forcing_ratio
 
     def _set(self, i):

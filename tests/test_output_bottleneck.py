@@ -8,7 +8,7 @@ import pytest
 from kerasattn.decoding import Stepper, greedy_decode
 from kerasattn.models import build_model
 from tests.conftest import to_numpy
-from tests.tiny_models import tiny_pairs
+from tests.tiny_models import tiny_inputs
 
 HP = dict(embed_dim=8, units=8, attention_units=8, dropout=0.0)
 
@@ -18,14 +18,9 @@ def _model(**kw):
     return build_model("bahdanau", 12, 13, **HP, **kw)
 
 
-def _inputs():
-    data = tiny_pairs(n=3, s=6, t=5)
-    return {k: data[k] for k in ("encoder_inputs", "decoder_inputs")}
-
-
 def test_logits_follow_the_bottleneck_equation():
     model = _model(output_units=5)
-    x = _inputs()
+    x = tiny_inputs(n=3)
     decoder = model.get_layer("attention_decoder")
     o = keras.Model(model.inputs, decoder.output)(x)  # [s_t; c_t]: (B, T, u + C)
     o = to_numpy(o).astype(np.float64)
@@ -44,7 +39,7 @@ def test_without_output_units_there_is_no_bottleneck():
 
 def test_step_decoding_equals_the_full_model_and_survives_a_round_trip(tmp_path):
     model = _model(output_units=5)
-    x = _inputs()
+    x = tiny_inputs(n=3)
     enc, dec = x["encoder_inputs"], x["decoder_inputs"]
     full = to_numpy(model(x))
     stepper = Stepper(model, 8)
@@ -65,7 +60,7 @@ def test_scheduled_sampling_feeds_back_through_the_bottleneck():
     # through t_{t-1}; the greedy decoder computes the same logits step by step
     model = _model(output_units=5, scheduled_sampling=True)
     model.get_layer("attention_decoder").teacher_forcing_ratio.assign(0.0)
-    x = _inputs()
+    x = tiny_inputs(n=3)
     t = x["decoder_inputs"].shape[1]
     logits = to_numpy(model(x, training=True))
     out = greedy_decode(model, x["encoder_inputs"], max_length=t, return_logits=True,

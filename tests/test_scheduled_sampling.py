@@ -9,7 +9,7 @@ from kerasattn.decoding.search import greedy_decode
 from kerasattn.models import build_model
 from kerasattn.training import TeacherForcingSchedule, train
 from tests.conftest import to_numpy
-from tests.tiny_models import tiny_pairs
+from tests.tiny_models import tiny_inputs, tiny_pairs
 
 HP = dict(embed_dim=8, units=8, attention_units=8, dropout=0.0)
 
@@ -19,13 +19,8 @@ def _model(**kw):
     return build_model("bahdanau", 12, 12, **HP, **kw)
 
 
-def _inputs():
-    data = tiny_pairs(n=4, s=6, t=5)
-    return {k: data[k] for k in ("encoder_inputs", "decoder_inputs")}
-
-
 def test_ratio_one_equals_teacher_forcing():
-    x = _inputs()
+    x = tiny_inputs(n=4)
     plain = _model()
     sampled = _model(scheduled_sampling=True)
     theirs = {v.path: v for v in sampled.weights}
@@ -41,7 +36,7 @@ def test_ratio_one_equals_teacher_forcing():
 def test_ratio_zero_equals_greedy_feedback():
     model = _model(scheduled_sampling=True)
     model.get_layer("attention_decoder").teacher_forcing_ratio.assign(0.0)
-    x = _inputs()
+    x = tiny_inputs(n=4)
     t = x["decoder_inputs"].shape[1]
     logits = to_numpy(model(x, training=True))  # (B, T, V), every input its own argmax
     out = greedy_decode(model, x["encoder_inputs"], max_length=t, return_logits=True,
@@ -59,7 +54,7 @@ def test_ratio_zero_equals_greedy_feedback():
 
 def test_ratio_zero_differs_from_teacher_forcing():
     model = _model(scheduled_sampling=True)
-    x = _inputs()
+    x = tiny_inputs(n=4)
     forced = to_numpy(model(x, training=True))
     model.get_layer("attention_decoder").teacher_forcing_ratio.assign(0.0)
     free = to_numpy(model(x, training=True))

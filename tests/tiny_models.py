@@ -32,6 +32,12 @@ def tiny_pairs(n=8, s=6, t=5, vocab=12, seed=0):
     return {"encoder_inputs": enc, "decoder_inputs": dec, "labels": lab}
 
 
+def tiny_inputs(n=3, s=6, t=5, seed=0):
+    """The model inputs of :func:`tiny_pairs` (no labels)."""
+    data = tiny_pairs(n=n, s=s, t=t, seed=seed)
+    return {k: data[k] for k in ("encoder_inputs", "decoder_inputs")}
+
+
 def tiny_gru(src_vocab=12, tgt_vocab=12, d=16, dropout=0.0):
     """Embedding + GRU encoder, GRU decoder started from the encoder state, Dense logits."""
     enc_in = keras.Input((None,), dtype="int32", name="encoder_inputs")

@@ -312,6 +312,16 @@ class AttentionGRUDecoder(keras.layers.Layer):
         return config
 
 
+def feedback_layers(model):
+    """`(embedding, output_projection, output_bottleneck)` of a recurrent attention model,
+    the layers :meth:`AttentionGRUDecoder.attach_feedback` takes; the bottleneck is None
+    when the model was built without ``output_units``."""
+    names = {layer.name for layer in model.layers}
+    bottleneck = (model.get_layer("output_bottleneck") if "output_bottleneck" in names
+                  else None)
+    return model.get_layer("tgt_embedding"), model.get_layer("output_projection"), bottleneck
+
+
 class RecurrentAttentionDecoder(IncrementalDecoder):
     """Incremental decoding for the models with an :class:`AttentionGRUDecoder`.
 
@@ -324,9 +334,7 @@ class RecurrentAttentionDecoder(IncrementalDecoder):
     def __init__(self, model):
         super().__init__(model)
         self.decoder = model.get_layer("attention_decoder")
-        names = {layer.name for layer in model.layers}
-        self.output_bottleneck = (model.get_layer("output_bottleneck")
-                                  if "output_bottleneck" in names else None)
+        self.output_bottleneck = feedback_layers(model)[2]  # t_t's Dense, or None
 
     def init_state(self, state, max_length):
         memory = state["encoder_memory"]
