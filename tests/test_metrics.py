@@ -111,6 +111,14 @@ def test_bad_arguments_raise_clearly(batch):
 
 
 # ------------------------------------------------------------------ accuracy
+def test_accuracy_counts_a_tie_with_the_label_as_right():
+    # the documented rule z_y >= max_v z_v: argmax would pick id 0 in every row
+    labels = np.array([[1, 2, 3, 0]], "int32")
+    logits = np.zeros((1, 4, 5), "float32")
+    logits[0, 2, 4] = 1.0                              # step 2: id 4 beats the label 3
+    assert float(to_numpy(M.masked_accuracy(labels, logits))) == pytest.approx(2 / 3)
+
+
 def test_masked_accuracy_matches_reference_and_accumulates_tokens(batch):
     labels, logits = batch
     logits = logits.copy()
