@@ -34,7 +34,9 @@ figures:
   over-fitting, which a model that sees each pair a few times has not reached, and it
   slows early learning (``jpn-eng.txt`` Japanese to English, 150 s on JAX:
   ``transformer`` BLEU 1.7 with dropout 0.1, 6.0 without; see
-  ``benchmarks/bench_real_data.py``);
+  ``benchmarks/bench_real_data.py``); label smoothing 0.1 (against over-confident
+  predictions) goes in the same case (``jpn-eng.txt`` English to Japanese, 240 s on
+  torch, no gradient clipping: ``transformer`` BLEU 9.8 without it, 8.4 with it);
 - wider recurrent models (128 units) from 10,000 pairs up; ``bahdanau`` projects to the
   vocabulary through ``output_units`` equal to its units (the projection from
   `[s_t; c_t]` to thousands of subwords is most of its arithmetic);
@@ -230,14 +232,14 @@ def recipe_for(model_name: str, stats: dict, backend: str | None = None,
         reasons.append(f"batches of similar length ({n:,} training pairs: the padding saved "
                        "outweighs compiling one step per batch width)")
     reasons.append(f"batches of {batch_size}, constant learning rate {learning_rate:g} "
-                   "(AdamW, no warm-up), label smoothing 0.1, early stopping after 3 epochs "
-                   "without progress")
+                   "(AdamW, no warm-up), early stopping after 3 epochs without progress")
     if passes is not None and passes < FEW_EPOCHS:
         dropout = 0.0
-        reasons.append(f"no dropout: the {budget_seconds:g} s budget allows about "
-                       f"{passes:.1f} passes over the data, too few to over-fit")
+        train["label_smoothing"] = 0.0
+        reasons.append(f"no dropout and no label smoothing: the {budget_seconds:g} s budget "
+                       f"allows about {passes:.1f} passes over the data, too few to over-fit")
     else:
-        reasons.append(f"dropout {dropout} ({n:,} training pairs)")
+        reasons.append(f"dropout {dropout} ({n:,} training pairs), label smoothing 0.1")
     model_kwargs = dict(dropout=dropout)
     if model_name in ("transformer", "transformer_decoder_on_gru"):
         model_kwargs["max_position_shift"] = 0

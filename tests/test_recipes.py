@@ -101,7 +101,7 @@ def test_bad_arguments(builtin_stats):
         recipes.corpus_stats(Corpus(train=[], valid=[], test=[]))
 
 
-def test_a_budget_too_short_to_over_fit_trains_without_dropout():
+def test_a_budget_too_short_to_over_fit_trains_without_dropout_or_smoothing():
     side = dict(mean_words=7.0, p99_words=20, max_words=40, mean_chars=35.0, word_types=5000,
                 singleton_share=0.2, spaceless_share=0.0, spaceless=False)
     stats = dict(builtin=False, train_pairs=40000, train_sources=40000, src=side,
@@ -112,12 +112,15 @@ def test_a_budget_too_short_to_over_fit_trains_without_dropout():
         240 * recipes.CPU_TOKENS_PER_SECOND / 320000)
     short = recipes.recipe_for("transformer", stats, "jax", budget_seconds=240, gpu=False)
     assert short.model_kwargs["dropout"] == 0.0
-    assert any("no dropout" in r and "240 s budget" in r for r in short.reasons)
+    assert short.train["label_smoothing"] == 0.0
+    assert any("no dropout and no label smoothing" in r and "240 s budget" in r
+               for r in short.reasons)
     long_ = recipes.recipe_for("transformer", stats, "jax", budget_seconds=3600, gpu=False)
     on_gpu = recipes.recipe_for("transformer", stats, "jax", budget_seconds=240, gpu=True)
     unlimited = recipes.recipe_for("transformer", stats, "jax")
     assert long_.model_kwargs["dropout"] == on_gpu.model_kwargs["dropout"] == 0.1
     assert unlimited.model_kwargs["dropout"] == 0.1
+    assert long_.train["label_smoothing"] == unlimited.train["label_smoothing"] == 0.1
     with pytest.raises(ValueError, match="budget_seconds must be a number > 0"):
         recipes.recipe_for("transformer", stats, "jax", budget_seconds=-5)
 
