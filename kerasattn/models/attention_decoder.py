@@ -227,11 +227,13 @@ class AttentionGRUDecoder(keras.layers.Layer):
         batch, src_len = ops.shape(memory)[0], ops.shape(memory)[1]
         c_dim = self.context_dim(memory.shape[-1])
         c0 = ops.zeros((batch, c_dim), dtype=initial_state.dtype)  # (B, C)
-        w0 = ops.zeros((batch, self.num_heads, src_len), dtype=initial_state.dtype)
-        init = (initial_state, c0, w0)
+        init = {"s": initial_state, "c": c0}  # the carry, emitted at every step
+        if return_attention:  # the weights, only when asked for: each carried tensor
+            init["w"] = ops.zeros((batch, self.num_heads, src_len),  # costs every step
+                                  dtype=initial_state.dtype)
         if self.coverage:
-            init += (ops.zeros((batch, src_len), dtype=initial_state.dtype),  # c_1 = 0
-                     ops.zeros((batch,), dtype=initial_state.dtype))  # covloss: (B,)
+            init["cov"] = ops.zeros((batch, src_len), dtype=initial_state.dtype)  # c_1 = 0
+            init["covloss"] = ops.zeros((batch,), dtype=initial_state.dtype)  # (B,)
         gru_weights = self.step_weights(c_dim)  # (W_c, U, b_s), sliced once
         bias = (None if memory_mask is None
                 else steps.mask_bias(memory_mask, memory.dtype))  # (bias, keep): (B, S) each
@@ -244,7 +246,7 @@ class AttentionGRUDecoder(keras.layers.Layer):
             embedding, projection, bottleneck = self._feedback()
 
         def body(carry, x_t):
-            s_prev, c_prev = carry[0], carry[1]
+            s_prev, c_prev = carry["s"], carry["c"]
             if sampling:
                 y_gold, keep = x_t[:, :-1], x_t[:, -1:]  # (B, E), (B, 1): 1 = gold
                 o_prev = ops.concatenate([s_prev, c_prev], axis=-1)  # [s_{t-1}; c_{t-1}]
@@ -257,16 +259,18 @@ class AttentionGRUDecoder(keras.layers.Layer):
                 x_proj_t = self.project_inputs(y_t)  # y_{t-1} W_y + b_x: (B, 3u)
             else:
                 x_proj_t = x_t
-            cov = carry[3] if self.coverage else None  # c_t: (B, S)
+            cov = carry["cov"] if self.coverage else None  # c_t: (B, S)
             s_t, c_t, w_t = self.step(None, s_prev, memory, None, keys,
                                       training=training, x_proj=x_proj_t,
                                       gru_weights=gru_weights, memory_bias=bias,
                                       coverage=cov)
-            new = (s_t, _as_dtype(c_t, s_t), _as_dtype(w_t, s_t))
+            new = {"s": s_t, "c": _as_dtype(c_t, s_t)}
+            if return_attention:
+                new["w"] = _as_dtype(w_t, s_t)  # (B, h, S)
             if self.coverage:
                 alpha_t = _as_dtype(w_t[:, 0, :], s_t)  # (B, S)
-                new += (cov + alpha_t,  # c_{t+1} = c_t + alpha_t
-                        ops.sum(ops.minimum(alpha_t, cov), axis=-1))  # covloss_t: (B,)
+                new["cov"] = cov + alpha_t  # c_{t+1} = c_t + alpha_t
+                new["covloss"] = ops.sum(ops.minimum(alpha_t, cov), axis=-1)  # (B,)
             return new, new  # TensorFlow's scan wants the emitted structure = the carry
 
         if sampling:
@@ -281,14 +285,14 @@ class AttentionGRUDecoder(keras.layers.Layer):
             x = self.project_inputs(inputs)  # y_{t-1} W_y + b_x for every t: (B, T, 3u)
         xs = ops.transpose(x, (1, 0, 2))  # time-major (T, B, .)
         _, outs = scan(body, init, xs)
-        states, contexts, attention = outs[:3]
+        states, contexts = outs["s"], outs["c"]  # (T, B, u), (T, B, C)
         if self.coverage and self.coverage_loss_weight > 0.0 and training:
-            covloss = ops.sum(outs[4], axis=0)  # sum_t sum_j min(alpha_tj, c_tj): (B,)
+            covloss = ops.sum(outs["covloss"], axis=0)  # sum_t sum_j min(alpha_tj, c_tj): (B,)
             self.add_loss(self.coverage_loss_weight * ops.mean(covloss))
         outputs = ops.concatenate([states, contexts], axis=-1)  # (T, B, u + C)
         outputs = ops.transpose(outputs, (1, 0, 2))  # (B, T, u + C)
         if return_attention:
-            return outputs, ops.transpose(attention, (1, 0, 2, 3))  # (B, T, h, S)
+            return outputs, ops.transpose(outs["w"], (1, 0, 2, 3))  # (B, T, h, S)
         return outputs
 
     def compute_output_spec(self, inputs, memory, initial_state, memory_mask=None,
