@@ -185,6 +185,7 @@ def train_baseline(prepared, budget, seed, tiny, bucket):
     tokens = int(np.sum(prepared.train["labels"] != 0))
     return model, dict(epochs=len(timer.seconds), train_seconds=float(sum(timer.seconds)),
                        tokens_per_second=_throughput(tokens, timer, stop, len(data)),
+                       epoch_seconds=[round(t, 1) for t in timer.seconds],
                        params=int(model.count_params()))
 
 
@@ -285,6 +286,7 @@ def run(args) -> list[dict]:
             tokens = int(np.sum(p.train["labels"] != 0))
             stats = dict(epochs=result.epochs_run, train_seconds=result.train_seconds,
                          tokens_per_second=_throughput(tokens, timer, stop, n_batches),
+                         epoch_seconds=[round(t, 1) for t in timer.seconds],
                          params=int(model.count_params()))
             start = time.perf_counter()
             hyps = inference.translate_texts(model, p.test_sources, src_vocab=p.src_vocab,
@@ -298,7 +300,8 @@ def run(args) -> list[dict]:
                    examples=[(s, h) for s, h in zip(p.test_sources[:3], hyps[:3])])
         rows.append(row)
         print(f"  {name}: BLEU {row['bleu_single']:.1f} (multi-ref {row['bleu_multi']:.1f}), "
-              f"{row['epochs']} epochs, {row['tokens_per_second'] or 0:,.0f} tok/s", flush=True)
+              f"{row['epochs']} epochs, {row['tokens_per_second'] or 0:,.0f} tok/s "
+              f"(training seconds per epoch: {row['epoch_seconds']})", flush=True)
     return rows
 
 
