@@ -184,9 +184,14 @@ def train_baseline(prepared, budget, seed, tiny, bucket):
     model.fit(data, validation_data=valid, epochs=1000, callbacks=[timer, stop], verbose=0)
     tokens = int(np.sum(prepared.train["labels"] != 0))
     return model, dict(epochs=len(timer.seconds), train_seconds=float(sum(timer.seconds)),
-                       tokens_per_second=_throughput(tokens, timer, stop, len(data)),
-                       epoch_seconds=[round(t, 1) for t in timer.seconds],
+                       **_timing(tokens, timer, stop, len(data)),
                        params=int(model.count_params()))
+
+
+def _timing(tokens, timer, stop, n_batches) -> dict:
+    """``tokens_per_second`` and the training seconds of every epoch (``epoch_seconds``)."""
+    return dict(tokens_per_second=_throughput(tokens, timer, stop, n_batches),
+                epoch_seconds=[round(t, 1) for t in timer.seconds])
 
 
 def _throughput(tokens, timer, stop, n_batches):
@@ -285,8 +290,7 @@ def run(args) -> list[dict]:
             n_batches = -(-len(p.train["labels"]) // recipe.train["batch_size"])
             tokens = int(np.sum(p.train["labels"] != 0))
             stats = dict(epochs=result.epochs_run, train_seconds=result.train_seconds,
-                         tokens_per_second=_throughput(tokens, timer, stop, n_batches),
-                         epoch_seconds=[round(t, 1) for t in timer.seconds],
+                         **_timing(tokens, timer, stop, n_batches),
                          params=int(model.count_params()))
             start = time.perf_counter()
             hyps = inference.translate_texts(model, p.test_sources, src_vocab=p.src_vocab,

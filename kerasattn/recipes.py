@@ -239,7 +239,8 @@ def recipe_for(model_name: str, stats: dict, backend: str | None = None,
         reasons.append(f"no dropout and no label smoothing: the {budget_seconds:g} s budget "
                        f"allows about {passes:.1f} passes over the data, too few to over-fit")
     else:
-        reasons.append(f"dropout {dropout} ({n:,} training pairs), label smoothing 0.1")
+        reasons.append(f"dropout {dropout} ({n:,} training pairs), label smoothing "
+                       f"{train['label_smoothing']:g}")
     model_kwargs = dict(dropout=dropout)
     if model_name in ("transformer", "transformer_decoder_on_gru"):
         model_kwargs["max_position_shift"] = 0
