@@ -101,7 +101,7 @@ def test_bad_arguments(builtin_stats):
         recipes.corpus_stats(Corpus(train=[], valid=[], test=[]))
 
 
-def test_a_budget_too_short_to_over_fit_trains_without_dropout_or_smoothing():
+def test_a_budget_too_short_to_over_fit_trains_without_dropout_smoothing_or_clip():
     side = dict(mean_words=7.0, p99_words=20, max_words=40, mean_chars=35.0, word_types=5000,
                 singleton_share=0.2, spaceless_share=0.0, spaceless=False)
     stats = dict(builtin=False, train_pairs=40000, train_sources=40000, src=side,
@@ -121,6 +121,13 @@ def test_a_budget_too_short_to_over_fit_trains_without_dropout_or_smoothing():
     assert long_.model_kwargs["dropout"] == on_gpu.model_kwargs["dropout"] == 0.1
     assert unlimited.model_kwargs["dropout"] == 0.1
     assert long_.train["label_smoothing"] == unlimited.train["label_smoothing"] == 0.1
+    # a short budget also trains a Transformer decoder unclipped; a GRU decoder keeps the
+    # clip (training.train's default of 1.0), as does any model given time to converge
+    assert short.train["clipnorm"] is None
+    assert any("no gradient clipping" in r for r in short.reasons)
+    short_gru = recipes.recipe_for("bahdanau", stats, "jax", budget_seconds=240, gpu=False)
+    for kept in (short_gru, long_, unlimited):
+        assert "clipnorm" not in kept.train
     with pytest.raises(ValueError, match="budget_seconds must be a number > 0"):
         recipes.recipe_for("transformer", stats, "jax", budget_seconds=-5)
 
