@@ -29,10 +29,10 @@ figures:
 - no random position shift: real test sentences are as long as the training ones;
 - dropout from the size: 0.3 under 5,000 pairs, 0.2 under 20,000, 0.1 above; but none
   when a time budget allows only a few passes over the data (under
-  :data:`FEW_EPOCHS`, estimated from the target tokens per epoch and
-  :data:`CPU_TOKENS_PER_SECOND`, ten times that with a GPU): dropout guards against
-  over-fitting, which a model that sees each pair a few times has not reached, and it
-  slows early learning (``jpn-eng.txt`` Japanese to English, 150 s on JAX:
+  :data:`FEW_EPOCHS`, estimated from the target tokens per epoch, counted with the
+  recipe's tokenizer, and :data:`CPU_TOKENS_PER_SECOND`, ten times that with a GPU):
+  dropout guards against over-fitting, which a model that sees each pair a few times
+  has not reached, and it slows early learning (``jpn-eng.txt`` Japanese to English, 150 s on JAX:
   ``transformer`` BLEU 1.7 with dropout 0.1, 6.0 without; see
   ``benchmarks/bench_real_data.py``); label smoothing 0.1 (against over-confident
   predictions) goes in the same case (``jpn-eng.txt`` English to Japanese, 240 s on
@@ -269,7 +269,11 @@ def estimated_epochs(stats: dict, budget_seconds: float | None,
                      gpu: bool | None = None) -> float | None:
     """Passes over the training data a time budget allows, estimated (None: no budget).
 
-    Target tokens per epoch are ``train_pairs * (mean target words + 1)``; the rate is
+    Target tokens per epoch are ``train_pairs * (mean target tokens + 1)``: the tokens the
+    target tokenizer makes (``stats["tgt"]["mean_tokens"]``, which :func:`prepare` measures
+    once the tokenizers are built) or, before that, the mean words of the target side, or
+    its mean characters when it is written without spaces (a word count means nothing
+    there, and a subword piece covers at least one character). The rate is
     :data:`CPU_TOKENS_PER_SECOND`, ten times that when ``gpu`` (default: whether the
     backend computes on an accelerator, :func:`kerasattn.backend_utils.compute_device`).
     """
@@ -284,7 +288,11 @@ def estimated_epochs(stats: dict, budget_seconds: float | None,
 
         gpu = compute_device() != "cpu"      # a GPU (or Apple's mps)
     rate = CPU_TOKENS_PER_SECOND * (10 if gpu else 1)
-    tokens = stats["train_pairs"] * (stats["tgt"]["mean_words"] + 1.0)
+    tgt = stats["tgt"]
+    per_sentence = tgt.get("mean_tokens")
+    if per_sentence is None:
+        per_sentence = tgt["mean_chars"] if tgt.get("spaceless") else tgt["mean_words"]
+    tokens = stats["train_pairs"] * (per_sentence + 1.0)
     return float(budget_seconds) * rate / max(tokens, 1.0)
 
 
@@ -317,6 +325,8 @@ class Prepared:
         test_sources: distinct test source sentences (normalised).
         test_references: for each test source, all of its references.
         dropped: training pairs left out as longer than ``recipe.max_train_tokens``.
+        stats: :func:`corpus_stats` of the corpus, with the mean target tokens of the kept
+            training pairs (``stats["tgt"]["mean_tokens"]``) that the recipe was chosen with.
     """
 
     recipe: Recipe
@@ -327,6 +337,7 @@ class Prepared:
     test_sources: list
     test_references: list
     dropped: int = 0
+    stats: dict | None = None
 
 
 def prepare(corpus, model_name: str, backend: str | None = None,
@@ -353,7 +364,9 @@ def prepare(corpus, model_name: str, backend: str | None = None,
     from kerasattn.data import build_tokenizer, make_arrays
     from kerasattn.metrics import group_references
 
-    recipe = recipe_for(model_name, corpus_stats(corpus), backend, tokenizer, budget_seconds)
+    stats = corpus_stats(corpus)
+    recipe = recipe_for(model_name, stats, backend, tokenizer, budget_seconds)
+    first_reasons = len(recipe.reasons)
     if vocab:
         unknown = set(vocab) - {"min_freq", "max_size", "vocab_size"}
         if unknown:
@@ -365,11 +378,21 @@ def prepare(corpus, model_name: str, backend: str | None = None,
     tgt_vocab = build_tokenizer(recipe.tokenizer, [t for _, t in corpus.train], **recipe.vocab)
     train_pairs, dropped = list(corpus.train), 0
     if not corpus_is_builtin(corpus):
-        lengths = [max(len(src_vocab.encode(s)), len(tgt_vocab.encode(t)) + 1)
-                   for s, t in train_pairs]
+        tgt_tokens = [len(tgt_vocab.encode(t)) for _, t in train_pairs]
+        lengths = [max(len(src_vocab.encode(s)), n_t + 1)
+                   for (s, _), n_t in zip(train_pairs, tgt_tokens)]
         cap = max(30, int(np.ceil(np.percentile(lengths, 99))))
-        train_pairs = [p for p, n in zip(train_pairs, lengths) if n <= cap]
-        dropped = len(lengths) - len(train_pairs)
+        kept = [i for i, n in enumerate(lengths) if n <= cap]
+        dropped = len(lengths) - len(kept)
+        train_pairs = [train_pairs[i] for i in kept]
+        # the passes over the data a budget allows, from the tokens the model will read
+        # (the first estimate, before the tokenizers existed, had words or characters)
+        stats["tgt"] = dict(stats["tgt"],
+                            mean_tokens=float(np.mean([tgt_tokens[i] for i in kept])))
+        if budget_seconds is not None:
+            chosen = recipe_for(model_name, stats, backend, tokenizer, budget_seconds)
+            recipe.train, recipe.model_kwargs = chosen.train, chosen.model_kwargs
+            recipe.reasons = chosen.reasons + recipe.reasons[first_reasons:]
         recipe.max_train_tokens = cap
         recipe.reasons.append(f"training pairs longer than {cap} tokens left out ({dropped:,} "
                               f"of {len(lengths):,})")
@@ -380,7 +403,8 @@ def prepare(corpus, model_name: str, backend: str | None = None,
     return Prepared(recipe=recipe, src_vocab=src_vocab, tgt_vocab=tgt_vocab,
                     train=make_arrays(train_pairs, src_vocab, tgt_vocab),
                     valid=make_arrays(valid_pairs, src_vocab, tgt_vocab),
-                    test_sources=sources, test_references=references, dropped=dropped)
+                    test_sources=sources, test_references=references, dropped=dropped,
+                    stats=stats)
 
 
 #: sacrebleu tokenizers for targets written without spaces (manythings.org codes).

@@ -132,6 +132,30 @@ def test_a_budget_too_short_to_over_fit_trains_without_dropout_smoothing_or_clip
         recipes.recipe_for("transformer", stats, "jax", budget_seconds=-5)
 
 
+def test_a_target_written_without_spaces_counts_its_tokens_not_its_words():
+    """English to Japanese: a Japanese sentence is one "word", so a word count would make a
+    short budget look like many passes; the estimate reads characters, then the pieces."""
+    english_to_japanese = load_tatoeba(EXCERPT, max_length=None, test_fraction=0.1)
+    stats = recipes.corpus_stats(english_to_japanese)
+    tgt, n = stats["tgt"], stats["train_pairs"]
+    assert tgt["spaceless"] and tgt["mean_words"] < 2 < tgt["mean_chars"]
+    assert recipes.estimated_epochs(stats, 100, gpu=False) == pytest.approx(
+        100 * recipes.CPU_TOKENS_PER_SECOND / (n * (tgt["mean_chars"] + 1)))
+    untimed = recipes.prepare(english_to_japanese, "transformer")
+    mean_tokens = untimed.stats["tgt"]["mean_tokens"]
+    labels = untimed.train["labels"]
+    assert mean_tokens == pytest.approx((labels != 0).sum(axis=1).mean() - 1)  # minus EOS
+    # a budget of 3 passes over the pieces would be over 6 passes over the "words"
+    budget = 3 * n * (mean_tokens + 1) / recipes.CPU_TOKENS_PER_SECOND
+    by_words = budget * recipes.CPU_TOKENS_PER_SECOND / (n * (tgt["mean_words"] + 1))
+    assert by_words > recipes.FEW_EPOCHS
+    timed = recipes.prepare(english_to_japanese, "transformer", budget_seconds=budget)
+    assert timed.recipe.model_kwargs["dropout"] == 0.0
+    assert timed.recipe.train["label_smoothing"] == 0.0 and timed.recipe.train["clipnorm"] is None
+    assert any("about 3.0 passes" in r for r in timed.recipe.reasons), timed.recipe.reasons
+    assert any("left out" in r for r in timed.recipe.reasons)
+
+
 def test_a_timed_real_data_recipe_keeps_a_constant_rate():
     side = dict(mean_words=7.0, p99_words=20, max_words=40, mean_chars=35.0, word_types=5000,
                 singleton_share=0.2, spaceless_share=0.0, spaceless=False)

@@ -160,7 +160,7 @@ def _load_real(settings: Settings) -> LessonData:
              f"{len(test_pairs):,} test pairs from {len(sources):,} distinct sources)")
     return LessonData(corpus=corpus, src_vocab=src_vocab, tgt_vocab=tgt_vocab, train=train,
                       valid=valid, test_pairs=test_pairs, description=what, real=True,
-                      stats=recipes.corpus_stats(corpus), tokenizer=prepared.recipe.tokenizer,
+                      stats=prepared.stats, tokenizer=prepared.recipe.tokenizer,
                       max_train_tokens=prepared.recipe.max_train_tokens,
                       src_lang=str(info.get("src_lang", "en")),
                       tgt_lang=str(info.get("tgt_lang", "fr")), test_sources=sources,
