@@ -41,17 +41,36 @@ def training_steps_per_execution(steps_per_execution: int = 1) -> int:
     return steps_per_execution
 
 
-def cross_entropy_gathers_label() -> bool:
-    """Whether :func:`kerasattn.metrics.masked_token_ce` gathers ``log p_y`` from a
-    log-softmax (True) or scores the dense target ``q`` with the fused
-    ``categorical_crossentropy`` (False).
+def cross_entropy_kernel(label_smoothing: float = 0.0) -> str:
+    """The route :func:`kerasattn.metrics.masked_token_ce` takes from logits to the loss.
 
-    The gather (``take_along_axis``) is the fast way on torch (7.9 ms against 29-32 ms for
-    the loss and its gradient on (64, 16, 4,876) logits) and JAX (3.3 ms against 4-5 ms).
-    On TensorFlow the gather of a shape-generic graph (Keras traces one when batch widths
-    vary) takes 42 ms and the fused dense kernel 20 ms.
+    The three routes give the same value; their speed depends on the backend. Loss and
+    gradient of (64, T, 7,900) logits, T in {8, 16, 24}, milliseconds per batch on a 2-core
+    CPU (``python benchmarks/bench_cross_entropy.py``, one run per backend):
+
+    ==========  =========  ======  ======  =====
+    backend     smoothing  gather  sparse  dense
+    ==========  =========  ======  ======  =====
+    tensorflow  0          76.7    38.2    50.2
+    tensorflow  0.1        103.6   70.6    57.7
+    jax         0          35.9    39.1    38.1
+    jax         0.1        52.4    53.6    35.3
+    torch       0          38.0    52.5    74.4
+    torch       0.1        52.1    137.1   87.4
+    ==========  =========  ======  ======  =====
+
+    Returns:
+        ``"gather"`` (gather ``log p_y`` from a log-softmax), ``"sparse"`` (the fused sparse
+        kernel, ``ops.sparse_categorical_crossentropy``) or ``"dense"`` (the fused
+        ``categorical_crossentropy`` against the dense, smoothed target ``q``): the fastest
+        for this backend and ``label_smoothing``.
     """
-    return keras.backend.backend() != "tensorflow"
+    backend = keras.backend.backend()
+    if backend == "tensorflow":
+        return "dense" if label_smoothing else "sparse"
+    if backend == "jax" and label_smoothing:
+        return "dense"
+    return "gather"
 
 
 def describe_backend() -> dict:

@@ -36,6 +36,8 @@ __all__ = ["corpus_bleu", "bleu_by_length", "exact_match", "group_references",
            "masked_token_ce", "masked_accuracy", "unmasked_accuracy",
            "MaskedSparseCategoricalCrossentropy", "MaskedAccuracy", "MaskedCrossEntropyMetric"]
 
+CE_KERNELS = ("gather", "sparse", "dense")  # routes of masked_token_ce to the same value
+
 
 # ------------------------------------------------------------------------ text scores
 def _check_texts(hyps, refs):
@@ -230,7 +232,8 @@ def _weights(labels, pad_id, sample_weight, dtype):
     return w
 
 
-def masked_token_ce(labels, logits, label_smoothing: float = 0.0, from_logits: bool = True):
+def masked_token_ce(labels, logits, label_smoothing: float = 0.0, from_logits: bool = True,
+                    kernel: str | None = None):
     """Per-token cross-entropy ``l_bt`` (B, T), padding NOT removed (see the module doc).
 
     Args:
@@ -238,10 +241,15 @@ def masked_token_ce(labels, logits, label_smoothing: float = 0.0, from_logits: b
         logits: (B, T, V) unnormalised scores (or probabilities if ``from_logits=False``).
         label_smoothing: eps in [0, 1): the target is ``(1 - eps) one_hot + eps / V``.
         from_logits: whether ``logits`` are logits.
+        kernel: ``"gather"``, ``"sparse"`` or ``"dense"`` (the same value by three routes,
+            see :func:`kerasattn.backend_utils.cross_entropy_kernel`); ``None`` picks the
+            fastest measured on the current backend. Probabilities always take ``"gather"``.
 
     Returns:
         (B, T) float tensor.
     """
+    if kernel not in (None, *CE_KERNELS):
+        raise ValueError(f"kernel must be None or one of {CE_KERNELS}, received {kernel!r}")
     logits = ops.convert_to_tensor(logits)
     if logits.dtype not in ("float32", "float64"):
         logits = ops.cast(logits, "float32")
@@ -250,22 +258,34 @@ def masked_token_ce(labels, logits, label_smoothing: float = 0.0, from_logits: b
         raise ValueError(f"logits must have one more axis than labels: expected labels "
                          f"(B, T) and logits (B, T, V), received labels {tuple(labels.shape)} "
                          f"and logits {tuple(logits.shape)}")
-    if from_logits and not backend_utils.cross_entropy_gathers_label():
-        # the same value against the dense target q, by the backend's fused kernel
+    if not from_logits:
+        kernel = "gather"
+    elif kernel is None:
+        kernel = backend_utils.cross_entropy_kernel(label_smoothing)
+    eps = label_smoothing
+    if kernel == "dense":
+        # -sum_v q_v log p_v against the dense target q, by the backend's fused kernel
         num_classes = logits.shape[-1]
         q = ops.one_hot(labels, num_classes, dtype=logits.dtype)          # (B, T, V)
-        if label_smoothing:
-            q = (1.0 - label_smoothing) * q + label_smoothing / num_classes
+        if eps:
+            q = (1.0 - eps) * q + eps / num_classes
         return ops.categorical_crossentropy(q, logits, from_logits=True)  # (B, T)
+    if kernel == "sparse":
+        # -log p_y = log sum_v exp(z_v) - z_y, by the backend's fused sparse kernel
+        nll = ops.sparse_categorical_crossentropy(labels, logits, from_logits=True)  # (B, T)
+        if eps:
+            smooth = ops.logsumexp(logits, axis=-1) - ops.mean(logits, axis=-1)  # -mean log p
+            return (1.0 - eps) * nll + eps * smooth
+        return nll
     if from_logits:
         log_p = ops.log_softmax(logits, axis=-1)                          # (B, T, V)
     else:
         log_p = ops.log(ops.clip(logits, 1e-7, 1.0))
     nll = -ops.squeeze(ops.take_along_axis(log_p, ops.expand_dims(labels, -1), axis=-1),
                        axis=-1)                                           # (B, T)
-    if label_smoothing:
+    if eps:
         smooth = -ops.mean(log_p, axis=-1)                                # (B, T)
-        return (1.0 - label_smoothing) * nll + label_smoothing * smooth
+        return (1.0 - eps) * nll + eps * smooth
     return nll
 
 

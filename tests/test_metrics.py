@@ -67,6 +67,20 @@ def test_masked_ce_matches_float64_reference(batch, eps, weights):
     np.testing.assert_allclose(got_obj, expected, rtol=2e-6)
 
 
+@pytest.mark.parametrize("eps", [0.0, 0.1])
+@pytest.mark.parametrize("kernel", M.CE_KERNELS)
+def test_every_cross_entropy_kernel_matches_float64_reference(batch, kernel, eps):
+    """The backend picks one route to l_bt; each is the same value on every backend."""
+    labels, logits = batch
+    got = to_numpy(M.masked_token_ce(labels, logits, eps, kernel=kernel))
+    np.testing.assert_allclose(got, ref_token_ce(labels, logits, eps), rtol=2e-6, atol=2e-6)
+
+
+def test_cross_entropy_kernel_is_checked(batch):
+    with pytest.raises(ValueError, match="kernel must be None or one of .*received 'fused'"):
+        M.masked_token_ce(*batch, kernel="fused")
+
+
 def test_probabilities_input_and_per_token_values(batch):
     labels, logits = batch
     probs = to_numpy(keras.ops.softmax(logits, axis=-1))
