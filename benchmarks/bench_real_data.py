@@ -17,7 +17,9 @@ source stays in the test split), and the same wall-clock training budget per mod
 
 Every model then decodes the same distinct test sources greedily; the table gives BLEU
 (sacrebleu, against the first reference of each source and against all of them), exact
-match, and training throughput in target tokens per second (training passes only).
+match, and training throughput: target tokens of the batches trained per second of
+training (validation passes excluded; the epoch the budget cuts counts the tokens of the
+batches it ran).
 
 Usage:
     python benchmarks/bench_real_data.py FILE [--budget SECONDS] [--models transformer
@@ -164,7 +166,6 @@ def baseline_greedy(model, sources, src_vocab, tgt_vocab, batch_size=128):
 
 def train_baseline(prepared, budget, seed, tiny, bucket):
     import keras
-    import numpy as np
 
     from kerasattn import training
     from kerasattn.data import TranslationDataset
@@ -182,26 +183,40 @@ def train_baseline(prepared, budget, seed, tiny, bucket):
     valid = TranslationDataset(prepared.valid, batch_size=64, shuffle=False, bucket=bucket)
     timer, stop = training.EpochTimer(), _CountingBudget(budget)
     model.fit(data, validation_data=valid, epochs=1000, callbacks=[timer, stop], verbose=0)
-    tokens = int(np.sum(prepared.train["labels"] != 0))
     return model, dict(epochs=len(timer.seconds), train_seconds=float(sum(timer.seconds)),
-                       **_timing(tokens, timer, stop, len(data)),
+                       **_timing(prepared.train, 64, seed, bucket, timer, stop),
                        params=int(model.count_params()))
 
 
-def _timing(tokens, timer, stop, n_batches) -> dict:
+def _timing(arrays, batch_size, seed, bucket, timer, stop) -> dict:
     """``tokens_per_second`` and the training seconds of every epoch (``epoch_seconds``)."""
-    return dict(tokens_per_second=_throughput(tokens, timer, stop, n_batches),
-                epoch_seconds=[round(t, 1) for t in timer.seconds])
-
-
-def _throughput(tokens, timer, stop, n_batches):
-    """Target tokens per training second; a budget-cut last epoch counts its share."""
     seconds = float(sum(timer.seconds))
-    epochs = len(timer.seconds) - (1 if stop.stopped else 0)
-    done = tokens * epochs
-    if stop.stopped and getattr(stop, "batches_last_epoch", None):
-        done += tokens * stop.batches_last_epoch / n_batches
-    return done / seconds if seconds > 0 else None
+    tokens = tokens_trained(arrays, batch_size, seed, bucket, len(timer.seconds), stop)
+    return dict(tokens_per_second=tokens / seconds if seconds > 0 else None,
+                tokens_trained=tokens, epoch_seconds=[round(t, 1) for t in timer.seconds])
+
+
+def tokens_trained(arrays, batch_size, seed, bucket, epochs_begun, stop) -> int:
+    """Target tokens (labels that are not padding) of the batches trained.
+
+    Every finished epoch counts all of them; the epoch the budget cut counts the tokens of
+    the batches it ran, read from that epoch's batch plan (``TranslationDataset`` shuffles
+    epoch ``e`` with seed ``seed + e``). Bucketed batches hold very different numbers of
+    tokens, so the share of batches run is not the share of tokens.
+    """
+    import numpy as np
+
+    from kerasattn.data import TranslationDataset
+
+    per_epoch = int(np.sum(arrays["labels"] != 0))
+    full = epochs_begun - (1 if stop.stopped else 0)
+    done = per_epoch * full
+    ran = getattr(stop, "batches_last_epoch", 0) if stop.stopped else 0
+    if ran:
+        plan = TranslationDataset(arrays, batch_size=batch_size, shuffle=True,
+                                  seed=seed + full, bucket=bucket)
+        done += sum(int(np.sum(plan[i][1] != 0)) for i in range(ran))
+    return done
 
 
 class _CountingBudget:
@@ -225,7 +240,6 @@ def run(args) -> list[dict]:
     import warnings
 
     import keras
-    import numpy as np
 
     from kerasattn import inference, metrics, recipes, training
     from kerasattn.data import load_tatoeba
@@ -287,10 +301,9 @@ def run(args) -> list[dict]:
             timer = training.EpochTimer()
             result = training.train(model, p.train, p.valid, seed=args.seed,
                                     callbacks=[timer, stop], **recipe.train)
-            n_batches = -(-len(p.train["labels"]) // recipe.train["batch_size"])
-            tokens = int(np.sum(p.train["labels"] != 0))
             stats = dict(epochs=result.epochs_run, train_seconds=result.train_seconds,
-                         **_timing(tokens, timer, stop, n_batches),
+                         **_timing(p.train, recipe.train["batch_size"], args.seed,
+                                   recipe.train["bucket"], timer, stop),
                          params=int(model.count_params()))
             start = time.perf_counter()
             hyps = inference.translate_texts(model, p.test_sources, src_vocab=p.src_vocab,

@@ -52,3 +52,33 @@ def test_set_parses_values_and_rejects_a_missing_equals_sign():
         "bucket": True}
     with pytest.raises(ValueError, match="--set expects KEY=VALUE; received 'batch_size'"):
         bench.parse_overrides(["batch_size"])
+
+
+def test_tokens_of_a_cut_epoch_are_read_from_the_batches_it_ran():
+    """Bucketed batches differ in size: the count follows the cut epoch's own plan, the
+    plan `fit` draws after one `on_epoch_end`, not the share of batches run."""
+    import numpy as np
+
+    from kerasattn.data import TranslationDataset
+
+    bench = load_bench()
+    rng = np.random.default_rng(0)
+    lengths = np.concatenate([rng.integers(1, 4, 96), rng.integers(20, 30, 32)])
+    labels = np.zeros((128, 30), "int32")
+    for row, n in enumerate(lengths):
+        labels[row, :n] = rng.integers(1, 50, n)
+    arrays = {"encoder_inputs": labels.copy(), "decoder_inputs": labels.copy(),
+              "labels": labels}
+
+    class Stop:
+        stopped, batches_last_epoch = True, 3
+
+    per_epoch = int(np.sum(labels != 0))
+    data = TranslationDataset(arrays, batch_size=16, shuffle=True, seed=5, bucket=True)
+    data.on_epoch_end()                                   # epoch 1, the one cut
+    ran = sum(int(np.sum(data[i][1] != 0)) for i in range(3))
+    got = bench.tokens_trained(arrays, 16, 5, True, 2, Stop())
+    assert got == per_epoch + ran
+    assert ran != round(per_epoch * 3 / len(data))        # the share of batches is not it
+    Stop.stopped = False
+    assert bench.tokens_trained(arrays, 16, 5, True, 2, Stop()) == 2 * per_epoch
