@@ -6,6 +6,7 @@ import importlib.util
 from pathlib import Path
 
 import keras
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 EXCERPT = ROOT / "tests" / "data" / "jpn-eng-excerpt.txt"
@@ -82,3 +83,22 @@ def test_tokens_of_a_cut_epoch_are_read_from_the_batches_it_ran():
     assert ran != round(per_epoch * 3 / len(data))        # the share of batches is not it
     Stop.stopped = False
     assert bench.tokens_trained(arrays, 16, 5, True, 2, Stop()) == 2 * per_epoch
+
+
+def test_throughput_bench_alternates_epochs_and_prints_the_ratio(capsys):
+    spec = importlib.util.spec_from_file_location(
+        "bench_real_throughput", ROOT / "benchmarks" / "bench_real_throughput.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.main([str(EXCERPT), "--reverse", "--tiny", "--max-train", "64",
+                       "--rounds", "2", "--models", "transformer", "keras_hub"]) == 0
+    out = capsys.readouterr().out
+    rounds = [line.split(":")[1].split()[0] for line in out.splitlines()
+              if line.startswith("  round ")]
+    assert rounds == ["transformer", "keras_hub", "transformer", "keras_hub"]
+    table = [line for line in out.splitlines() if line.startswith("| ")]
+    backend = keras.backend.backend()
+    assert table[1].startswith(f"| {backend} | transformer | ")
+    assert table[2].startswith(f"| {backend} | keras_hub | ") and table[2].endswith("| 1.00x |")
+    with pytest.raises(SystemExit):
+        bench.main([str(EXCERPT), "--rounds", "1"])

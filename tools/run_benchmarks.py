@@ -35,10 +35,13 @@ SHORT_ARGS = {
     "decoding": ["--models", "bahdanau,transformer", "--lengths", "64", "--repeats", "1"],
     "training": ["--models", "seq2seq,transformer", "--steps", "4", "--epochs", "2"],
     "grader": ["--skip-exercises"],
+    "cross_entropy": ["--widths", "8,16", "--vocab", "2000", "--rounds", "2", "--steps", "2"],
     # short mode: the committed Tatoeba excerpt and tiny models (checks the pipeline; the
     # figures mean something only with a real file: `bench_real_data.py FILE --budget 240`)
     "real_data": [str(ROOT / "tests" / "data" / "jpn-eng-excerpt.txt"), "--reverse", "--tiny",
                   "--budget", "20"],
+    "real_throughput": [str(ROOT / "tests" / "data" / "jpn-eng-excerpt.txt"), "--reverse",
+                        "--tiny", "--rounds", "2"],
 }
 
 
