@@ -164,11 +164,14 @@ def baseline_greedy(model, sources, src_vocab, tgt_vocab, batch_size=128):
     return out
 
 
-def train_baseline(prepared, budget, seed, tiny, bucket):
-    import keras
+def recipe_key(name: str) -> str:
+    """The kit model whose recipe (tokens, split) a model name trains with."""
+    return "transformer" if name == BASELINE else name
 
-    from kerasattn import training
-    from kerasattn.data import TranslationDataset
+
+def compiled_baseline(prepared, seed, tiny):
+    """The keras-hub script's model for ``prepared``'s vocabularies, compiled as the script."""
+    import keras
 
     keras.utils.set_random_seed(seed)
     width = max(prepared.train["encoder_inputs"].shape[1],
@@ -178,6 +181,29 @@ def train_baseline(prepared, budget, seed, tiny, bucket):
     model.compile(optimizer=keras.optimizers.AdamW(1e-3),
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True,
                                                                   ignore_class=0))
+    return model
+
+
+def kit_model(name, prepared, model_kwargs, tiny):
+    """The kit's ``name`` with ``model_kwargs`` (made tiny with ``tiny``)."""
+    from kerasattn.models import build_model
+
+    hp = dict(model_kwargs)
+    if tiny:
+        import dataclasses
+
+        from kerasattn.models import registry
+
+        fields = {f.name for f in dataclasses.fields(registry.get_config_class(name))}
+        hp.update({k: v for k, v in TINY.items() if k in fields})
+    return build_model(name, len(prepared.src_vocab), len(prepared.tgt_vocab), **hp)
+
+
+def train_baseline(prepared, budget, seed, tiny, bucket):
+    from kerasattn import training
+    from kerasattn.data import TranslationDataset
+
+    model = compiled_baseline(prepared, seed, tiny)
     data = TranslationDataset(prepared.train, batch_size=64, shuffle=True, seed=seed,
                               bucket=bucket)
     valid = TranslationDataset(prepared.valid, batch_size=64, shuffle=False, bucket=bucket)
@@ -243,7 +269,6 @@ def run(args) -> list[dict]:
 
     from kerasattn import inference, metrics, recipes, training
     from kerasattn.data import load_tatoeba
-    from kerasattn.models import build_model
 
     # keras-hub's embedding passes its mask to layers that take it explicitly
     warnings.filterwarnings("ignore", message=".*does not support masking.*")
@@ -259,7 +284,7 @@ def run(args) -> list[dict]:
     rows, prepared_cache = [], {}
 
     def prepared_for(name):
-        key = "transformer" if name == BASELINE else name
+        key = recipe_key(name)
         if key not in prepared_cache:
             start = time.perf_counter()
             prepared_cache[key] = recipes.prepare(corpus, key, backend, tokenizer,
@@ -288,15 +313,7 @@ def run(args) -> list[dict]:
             if args.overrides:
                 print(f"  {name}: {recipe.reasons[-len(args.overrides):]}", flush=True)
             keras.utils.set_random_seed(args.seed)
-            hp = dict(recipe.model_kwargs)
-            if args.tiny:
-                import dataclasses
-
-                from kerasattn.models import registry
-
-                fields = {f.name for f in dataclasses.fields(registry.get_config_class(name))}
-                hp.update({k: v for k, v in TINY.items() if k in fields})
-            model = build_model(name, len(p.src_vocab), len(p.tgt_vocab), **hp)
+            model = kit_model(name, p, recipe.model_kwargs, args.tiny)
             stop = _CountingBudget(args.budget, anneal)
             timer = training.EpochTimer()
             result = training.train(model, p.train, p.valid, seed=args.seed,
@@ -336,17 +353,22 @@ def format_table(rows) -> str:
     return "\n".join(lines)
 
 
-def main(argv=None) -> int:
-    args = parse_args(argv)
-    if args.backend:
-        if "keras" in sys.modules and os.environ.get("KERAS_BACKEND") != args.backend:
+def select_backend(backend: str | None) -> None:
+    """Set ``KERAS_BACKEND`` (before keras is imported) and quiet TensorFlow's start-up."""
+    if backend:
+        if "keras" in sys.modules and os.environ.get("KERAS_BACKEND") != backend:
             raise SystemExit("--backend must be chosen before keras is imported")
-        os.environ["KERAS_BACKEND"] = args.backend
+        os.environ["KERAS_BACKEND"] = backend
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     sys.path.insert(0, str(ROOT))
     from kerasattn._env import quiet_tensorflow
 
     quiet_tensorflow()   # before keras imports TensorFlow
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    select_backend(args.backend)
     rows = run(args)
     print(format_table(rows))
     if args.json:

@@ -17,23 +17,15 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import inspect
-import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-
-def _bench_real_data():
-    spec = importlib.util.spec_from_file_location("bench_real_data",
-                                                  ROOT / "benchmarks" / "bench_real_data.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+import bench_real_data as real_data  # noqa: E402  (imports no backend)
 
 
 def parse_args(argv=None):
@@ -59,30 +51,18 @@ def parse_args(argv=None):
     return args
 
 
-def build(name, prepared, bench, seed, tiny):
+def build(name, prepared, seed, tiny):
     """``(model, dataset)`` of one model, compiled as its budget run compiles it."""
     import keras
 
     from kerasattn import training
     from kerasattn.data import TranslationDataset
-    from kerasattn.models import build_model
 
-    keras.utils.set_random_seed(seed)
-    if name == bench.BASELINE:
-        width = max(prepared.train["encoder_inputs"].shape[1],
-                    prepared.train["labels"].shape[1])
-        model = bench.baseline_model(len(prepared.src_vocab), len(prepared.tgt_vocab),
-                                     max(256, 2 * width), tiny)
-        model.compile(optimizer=keras.optimizers.AdamW(1e-3),
-                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True,
-                                                                      ignore_class=0))
-        batch_size = 64
+    if name == real_data.BASELINE:
+        model, batch_size = real_data.compiled_baseline(prepared, seed, tiny), 64
     else:
-        hp = dict(prepared.recipe.model_kwargs)
-        if tiny:
-            hp.update(bench.TINY)
-            hp = {k: v for k, v in hp.items() if k in _fields(name)}
-        model = build_model(name, len(prepared.src_vocab), len(prepared.tgt_vocab), **hp)
+        keras.utils.set_random_seed(seed)
+        model = real_data.kit_model(name, prepared, prepared.recipe.model_kwargs, tiny)
         wanted = inspect.signature(training.compile_for_translation).parameters
         training.compile_for_translation(
             model, **{k: v for k, v in prepared.recipe.train.items() if k in wanted})
@@ -90,14 +70,6 @@ def build(name, prepared, bench, seed, tiny):
     data = TranslationDataset(prepared.train, batch_size=batch_size, shuffle=True, seed=seed,
                               bucket=prepared.recipe.train["bucket"])
     return model, data
-
-
-def _fields(name):
-    import dataclasses
-
-    from kerasattn.models import registry
-
-    return {f.name for f in dataclasses.fields(registry.get_config_class(name))}
 
 
 def run(args) -> list[dict]:
@@ -111,18 +83,15 @@ def run(args) -> list[dict]:
 
     # keras-hub's embedding passes its mask to layers that take it explicitly
     warnings.filterwarnings("ignore", message=".*does not support masking.*")
-    bench = _bench_real_data()
     corpus = load_tatoeba(args.file, reverse=args.reverse, seed=args.seed, max_length=None)
     if args.max_train:
         corpus.train = corpus.train[:args.max_train]
     prepared = {}
-    for name in args.models:
-        key = "transformer" if name == bench.BASELINE else name
-        if key not in prepared:
-            prepared[key] = recipes.prepare(corpus, key, keras.backend.backend(), None,
-                                            budget_seconds=args.budget)
-    runs = {name: build(name, prepared["transformer" if name == bench.BASELINE else name],
-                        bench, args.seed, args.tiny) for name in args.models}
+    for key in dict.fromkeys(map(real_data.recipe_key, args.models)):
+        prepared[key] = recipes.prepare(corpus, key, keras.backend.backend(), None,
+                                        budget_seconds=args.budget)
+    runs = {name: build(name, prepared[real_data.recipe_key(name)], args.seed, args.tiny)
+            for name in args.models}
     seconds = {name: [] for name in args.models}
     with backend_utils.torch_threads("auto"):
         for r in range(args.rounds):
@@ -133,7 +102,7 @@ def run(args) -> list[dict]:
                 print(f"  round {r + 1}: {name} {timer.seconds[0]:.1f} s", flush=True)
     rows = []
     for name, (model, data) in runs.items():
-        p = prepared["transformer" if name == bench.BASELINE else name]
+        p = prepared[real_data.recipe_key(name)]
         tokens = int(np.sum(p.train["labels"] != 0))
         median = statistics.median(seconds[name][1:])
         rows.append(dict(backend=keras.backend.backend(), model=name, batches=len(data),
@@ -143,7 +112,7 @@ def run(args) -> list[dict]:
 
 
 def format_table(rows) -> str:
-    base = next((r for r in rows if r["model"] == "keras_hub"), None)
+    base = next((r for r in rows if r["model"] == real_data.BASELINE), None)
     lines = ["| backend | model | batches | first epoch s | median epoch s | tok/s | "
              "tok/s vs keras-hub |", "|---|---|---:|---:|---:|---:|---:|"]
     for r in rows:
@@ -155,15 +124,7 @@ def format_table(rows) -> str:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    if args.backend:
-        if "keras" in sys.modules and os.environ.get("KERAS_BACKEND") != args.backend:
-            raise SystemExit("--backend must be chosen before keras is imported")
-        os.environ["KERAS_BACKEND"] = args.backend
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    sys.path.insert(0, str(ROOT))
-    from kerasattn._env import quiet_tensorflow
-
-    quiet_tensorflow()
+    real_data.select_backend(args.backend)
     start = time.perf_counter()
     rows = run(args)
     print(format_table(rows))

@@ -12,9 +12,8 @@ ROOT = Path(__file__).resolve().parents[1]
 EXCERPT = ROOT / "tests" / "data" / "jpn-eng-excerpt.txt"
 
 
-def load_bench():
-    spec = importlib.util.spec_from_file_location("bench_real_data",
-                                                  ROOT / "benchmarks" / "bench_real_data.py")
+def load_bench(name="bench_real_data"):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -86,10 +85,7 @@ def test_tokens_of_a_cut_epoch_are_read_from_the_batches_it_ran():
 
 
 def test_throughput_bench_alternates_epochs_and_prints_the_ratio(capsys):
-    spec = importlib.util.spec_from_file_location(
-        "bench_real_throughput", ROOT / "benchmarks" / "bench_real_throughput.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_bench("bench_real_throughput")
     assert bench.main([str(EXCERPT), "--reverse", "--tiny", "--max-train", "64",
                        "--rounds", "2", "--models", "transformer", "keras_hub"]) == 0
     out = capsys.readouterr().out
