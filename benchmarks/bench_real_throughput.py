@@ -7,7 +7,9 @@ speed drifts over minutes (a shared or virtual CPU) a budget run can move one mo
 tokens/s and not the other's. Here each round trains one epoch of every model in turn (the
 models are built once; their training continues from round to round), and the table gives
 the median seconds per epoch over the rounds after the first (which compiles the steps) and
-the tokens/s that follow. Same split, recipe, token ids, batches and optimizer settings as
+the tokens/s that follow. The ratio to keras-hub is also taken round by round (each model's
+epoch against the keras-hub epoch of the same round, minutes apart at most) and the median
+of those ratios printed: drift between rounds moves both epochs of a round alike. Same split, recipe, token ids, batches and optimizer settings as
 `bench_real_data.py`; validation is left out. Prints figures, never asserts.
 
 Usage:
@@ -101,6 +103,7 @@ def run(args) -> list[dict]:
                 seconds[name].append(timer.seconds[0])
                 print(f"  round {r + 1}: {name} {timer.seconds[0]:.1f} s", flush=True)
     rows = []
+    base = real_data.BASELINE if real_data.BASELINE in runs else None
     for name, (model, data) in runs.items():
         p = prepared[real_data.recipe_key(name)]
         tokens = int(np.sum(p.train["labels"] != 0))
@@ -108,17 +111,30 @@ def run(args) -> list[dict]:
         rows.append(dict(backend=keras.backend.backend(), model=name, batches=len(data),
                          tokens=tokens, first=seconds[name][0], median=median,
                          tokens_per_second=tokens / median, seconds=seconds[name]))
+    if base is not None:
+        by_name = {r["model"]: r for r in rows}
+        for r in rows:
+            r["paired_ratio"] = paired_ratio(r, by_name[base])
     return rows
+
+
+def paired_ratio(row: dict, base: dict) -> float:
+    """Median over the rounds after the first of ``row``'s tokens/s over ``base``'s, each
+    round's two epochs compared with each other."""
+    ratios = [(row["tokens"] / s) / (base["tokens"] / b)
+              for s, b in zip(row["seconds"][1:], base["seconds"][1:])]
+    return statistics.median(ratios)
 
 
 def format_table(rows) -> str:
     base = next((r for r in rows if r["model"] == real_data.BASELINE), None)
     lines = ["| backend | model | batches | first epoch s | median epoch s | tok/s | "
-             "tok/s vs keras-hub |", "|---|---|---:|---:|---:|---:|---:|"]
+             "tok/s vs keras-hub | round by round |", "|---|---|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         ratio = f"{r['tokens_per_second'] / base['tokens_per_second']:.2f}x" if base else "-"
+        paired = f"{r['paired_ratio']:.2f}x" if "paired_ratio" in r else "-"
         lines.append(f"| {r['backend']} | {r['model']} | {r['batches']} | {r['first']:.1f} | "
-                     f"{r['median']:.1f} | {r['tokens_per_second']:,.0f} | {ratio} |")
+                     f"{r['median']:.1f} | {r['tokens_per_second']:,.0f} | {ratio} | {paired} |")
     return "\n".join(lines)
 
 

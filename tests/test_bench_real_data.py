@@ -24,20 +24,23 @@ def test_bench_prints_kit_and_baseline_side_by_side(tmp_path, capsys):
     out_json = tmp_path / "rows.json"
     assert bench.main([str(EXCERPT), "--reverse", "--budget", "2", "--tiny",
                        "--models", "transformer", "keras_hub", "--max-train", "64",
-                       "--max-test", "4", "--json", str(out_json),
+                       "--max-test", "4", "--json", str(out_json), "--beam", "2",
                        "--set", "batch_size=16", "--set", "anneal=false"]) == 0
     out = capsys.readouterr().out
     table = [line for line in out.splitlines() if line.startswith("| ")]
     assert table[0].startswith("| backend | model |") and "BLEU multi-ref" in table[0]
     backend = keras.backend.backend()
     assert table[1].startswith(f"| {backend} | transformer | subword")
-    assert table[2].startswith(f"| {backend} | keras_hub | subword")
+    assert table[2].startswith(f"| {backend} | transformer + beam 2 | subword")
+    assert table[3].startswith(f"| {backend} | keras_hub | subword") and len(table) == 4
     import json
 
     rows = json.loads(out_json.read_text())
     for row in rows:
         assert row["sources"] == 4 and 0.0 <= row["bleu_single"] <= 100.0
         assert row["tokens_per_second"] > 0 and row["epochs"] >= 1
+    assert [r["model"] for r in rows] == ["transformer", "transformer + beam 2", "keras_hub"]
+    assert rows[1]["epochs"] == rows[0]["epochs"]                  # one model, two decodings
     assert "written without spaces" in out                       # the recipe is printed
     assert "--set batch_size=16" in out and "--set anneal=False" in out
 
@@ -95,6 +98,18 @@ def test_throughput_bench_alternates_epochs_and_prints_the_ratio(capsys):
     table = [line for line in out.splitlines() if line.startswith("| ")]
     backend = keras.backend.backend()
     assert table[1].startswith(f"| {backend} | transformer | ")
-    assert table[2].startswith(f"| {backend} | keras_hub | ") and table[2].endswith("| 1.00x |")
+    assert table[2].startswith(f"| {backend} | keras_hub | ") and table[2].endswith("| 1.00x | 1.00x |")
     with pytest.raises(SystemExit):
         bench.main([str(EXCERPT), "--rounds", "1"])
+
+
+def test_paired_ratio_compares_the_epochs_of_each_round():
+    bench = load_bench("bench_real_throughput")
+    # the machine slows by 2x in round 3: both epochs of that round are slower alike
+    kit = dict(tokens=1000, seconds=[9.0, 1.0, 2.0, 1.0])
+    hub = dict(tokens=1000, seconds=[9.0, 1.25, 2.5, 1.25])
+    assert bench.paired_ratio(kit, hub) == pytest.approx(1.25)
+    assert bench.paired_ratio(hub, hub) == pytest.approx(1.0)
+    # tokens differ (another tokenizer): the ratio is of tokens per second
+    assert bench.paired_ratio(dict(tokens=2000, seconds=[1.0, 2.0]),
+                              dict(tokens=1000, seconds=[1.0, 1.0])) == pytest.approx(1.0)
