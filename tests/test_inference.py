@@ -96,3 +96,17 @@ def test_train_on_corpus_saves_a_translator_that_translates_files(tmp_path):
     path.write_text("Go.\n", encoding="utf-8")
     assert inference.translate_file(tr, path, tmp_path / "out.txt") == \
         inference.translate_texts(run.translator, ["Go."])
+
+
+def test_beam_search_over_many_batch_shapes(setup):
+    """Beam search in batches of different sizes, source widths and output caps: a compiled
+    step sees several cache widths (TensorFlow then traces it with a symbolic `T_max`).
+    Every sentence gets a translation, and the same ones again on a second pass."""
+    corpus, src, tgt, model = setup
+    sources = sorted({s for s, _ in corpus.test}, key=len)
+    sources = [sources[0], sources[len(sources) // 2], sources[-1], *sources[1:4]]
+    first = inference.translate_texts(model, sources, src_vocab=src, tgt_vocab=tgt,
+                                      beam=2, batch_size=2, normalized=True)
+    assert len(first) == len(sources) and all(isinstance(h, str) and h for h in first)
+    assert inference.translate_texts(model, sources, src_vocab=src, tgt_vocab=tgt,
+                                     beam=2, batch_size=2, normalized=True) == first
