@@ -13,7 +13,11 @@ source stays in the test split), and the same wall-clock training budget per mod
   ``TransformerDecoder`` (d_model 128, 4 heads, FFN 256, dropout 0.1), a ``Dense`` output,
   AdamW 1e-3, batches of 64, cross-entropy that ignores padding. It is fed the same token
   ids as the kit's ``transformer`` (same tokenizers, same training pairs), so the table
-  compares models and training, not tokenizers.
+  compares models and training, not tokenizers. Its batches group pairs by source length,
+  each as wide as its longest pair rounded up to 8 (``--baseline-batching source``, the
+  default), where the kit's recipe groups them by target length first and, on TensorFlow
+  and torch, trims each to its longest pair (see :func:`kerasattn.data.batch_plan`);
+  ``--baseline-batching kit`` gives the script the kit's batches too.
 
 Every model then decodes the same distinct test sources greedily (with ``--beam K`` each kit
 model is also decoded by beam search, a row of its own: keras-hub's script has greedy
@@ -26,7 +30,8 @@ batches it ran).
 Usage:
     python benchmarks/bench_real_data.py FILE [--budget SECONDS] [--models transformer
         bahdanau keras_hub] [--reverse] [--tokenizer auto|word|subword] [--backend jax]
-        [--max-test N] [--beam K] [--tiny] [--json PATH] [--set KEY=VALUE ...]
+        [--max-test N] [--beam K] [--baseline-batching source|kit] [--tiny] [--json PATH]
+        [--set KEY=VALUE ...]
 
 On a shared machine the figures are noisy: report them with the machine's load.
 """
@@ -42,6 +47,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINE = "keras_hub"
+BASELINE_BATCHING = ("source", "kit")
 TINY = dict(d_model=16, num_heads=2, d_ff=32, embed_dim=16, units=16, attention_units=16)
 
 
@@ -62,6 +68,10 @@ def parse_args(argv=None):
     p.add_argument("--max-train", type=int, default=None,
                    help="train on the first N pairs of the training split only")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--baseline-batching", choices=BASELINE_BATCHING, default="source",
+                   help="keras-hub's batches: grouped by source length, widths rounded up "
+                        "to 8 (source, the default), or exactly the kit's recipe batching "
+                        "(kit)")
     p.add_argument("--beam", type=int, default=1,
                    help="also decode the kit's models by beam search of this width (a row "
                         "of its own; default 1: greedy only)")
@@ -206,14 +216,32 @@ def kit_model(name, prepared, model_kwargs, tiny):
     return build_model(name, len(prepared.src_vocab), len(prepared.tgt_vocab), **hp)
 
 
-def train_baseline(prepared, budget, seed, tiny, bucket):
+def baseline_batching(recipe, mode: str = "source") -> dict:
+    """``bucket`` and ``pad_multiple`` of the keras-hub script's batches.
+
+    ``"source"``: pairs grouped by source length, each batch as wide as its longest pair
+    rounded up to a multiple of 8 (when the kit's recipe groups pairs at all): the batching
+    every keras-hub row of docs/data.md is measured with. ``"kit"``: exactly the kit's
+    recipe batching, so that the two rows compare models and optimisation only.
+    """
+    if mode not in BASELINE_BATCHING:
+        raise ValueError(f"baseline batching must be one of {BASELINE_BATCHING}, received "
+                         f"{mode!r}")
+    if mode == "kit":
+        return dict(bucket=recipe.train["bucket"],
+                    pad_multiple=recipe.train.get("pad_multiple", 8))
+    return dict(bucket="source" if recipe.train["bucket"] else False, pad_multiple=8)
+
+
+def train_baseline(prepared, budget, seed, tiny, batching):
     from kerasattn import training
     from kerasattn.data import TranslationDataset
 
     model = compiled_baseline(prepared, seed, tiny)
+    bucket = batching["bucket"]
     data = TranslationDataset(prepared.train, batch_size=64, shuffle=True, seed=seed,
-                              bucket=bucket)
-    valid = TranslationDataset(prepared.valid, batch_size=64, shuffle=False, bucket=bucket)
+                              **batching)
+    valid = TranslationDataset(prepared.valid, batch_size=64, shuffle=False, **batching)
     timer, stop = training.EpochTimer(), _CountingBudget(budget)
     model.fit(data, validation_data=valid, epochs=1000, callbacks=[timer, stop], verbose=0)
     return model, dict(epochs=len(timer.seconds), train_seconds=float(sum(timer.seconds)),
@@ -311,7 +339,7 @@ def run(args) -> list[dict]:
         p = prepared_for(name)
         if name == BASELINE:
             model, stats = train_baseline(p, args.budget, args.seed, args.tiny,
-                                          p.recipe.train["bucket"])
+                                          baseline_batching(p.recipe, args.baseline_batching))
             start = time.perf_counter()
             hyps = baseline_greedy(model, p.test_sources, p.src_vocab, p.tgt_vocab)
         else:

@@ -9,12 +9,14 @@ models are built once; their training continues from round to round), and the ta
 the median seconds per epoch over the rounds after the first (which compiles the steps) and
 the tokens/s that follow. The ratio to keras-hub is also taken round by round (each model's
 epoch against the keras-hub epoch of the same round, minutes apart at most) and the median
-of those ratios printed: drift between rounds moves both epochs of a round alike. Same split, recipe, token ids, batches and optimizer settings as
-`bench_real_data.py`; validation is left out. Prints figures, never asserts.
+of those ratios printed: drift between rounds moves both epochs of a round alike. Same
+split, recipe, token ids, batches (also keras-hub's, ``--baseline-batching``) and optimizer
+settings as `bench_real_data.py`; validation is left out. Prints figures, never asserts.
 
 Usage:
     python benchmarks/bench_real_throughput.py FILE [--models transformer keras_hub]
         [--reverse] [--rounds 3] [--max-train N] [--budget 240] [--backend B]
+        [--baseline-batching source|kit]
 """
 from __future__ import annotations
 
@@ -44,6 +46,8 @@ def parse_args(argv=None):
     p.add_argument("--budget", type=float, default=240.0,
                    help="the budget the recipe is chosen for (default 240 s)")
     p.add_argument("--backend", choices=("tensorflow", "jax", "torch"), default=None)
+    p.add_argument("--baseline-batching", choices=real_data.BASELINE_BATCHING,
+                   default="source", help="keras-hub's batches (see bench_real_data.py)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--tiny", action="store_true",
                    help="tiny models (smoke tests only: the figures mean nothing)")
@@ -53,7 +57,7 @@ def parse_args(argv=None):
     return args
 
 
-def build(name, prepared, seed, tiny):
+def build(name, prepared, seed, tiny, baseline_batching="source"):
     """``(model, dataset)`` of one model, compiled as its budget run compiles it."""
     import keras
 
@@ -62,6 +66,7 @@ def build(name, prepared, seed, tiny):
 
     if name == real_data.BASELINE:
         model, batch_size = real_data.compiled_baseline(prepared, seed, tiny), 64
+        batching = real_data.baseline_batching(prepared.recipe, baseline_batching)
     else:
         keras.utils.set_random_seed(seed)
         model = real_data.kit_model(name, prepared, prepared.recipe.model_kwargs, tiny)
@@ -69,8 +74,9 @@ def build(name, prepared, seed, tiny):
         training.compile_for_translation(
             model, **{k: v for k, v in prepared.recipe.train.items() if k in wanted})
         batch_size = prepared.recipe.train["batch_size"]
+        batching = real_data.baseline_batching(prepared.recipe, "kit")
     data = TranslationDataset(prepared.train, batch_size=batch_size, shuffle=True, seed=seed,
-                              bucket=prepared.recipe.train["bucket"])
+                              **batching)
     return model, data
 
 
@@ -92,7 +98,8 @@ def run(args) -> list[dict]:
     for key in dict.fromkeys(map(real_data.recipe_key, args.models)):
         prepared[key] = recipes.prepare(corpus, key, keras.backend.backend(), None,
                                         budget_seconds=args.budget)
-    runs = {name: build(name, prepared[real_data.recipe_key(name)], args.seed, args.tiny)
+    runs = {name: build(name, prepared[real_data.recipe_key(name)], args.seed, args.tiny,
+                        args.baseline_batching)
             for name in args.models}
     seconds = {name: [] for name in args.models}
     with backend_utils.torch_threads("auto"):

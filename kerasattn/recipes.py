@@ -18,7 +18,8 @@ figures:
   1 % in tokens, never under 30 tokens) are left out;
 - batch size 64 (32 under 2,000 pairs, so a small corpus still gets many updates), of
   pairs of similar length (on JAX from :data:`JAX_BUCKET_PAIRS` pairs up: there each batch
-  width compiles the train step once);
+  width compiles the train step once): grouped by target length, then source length, each
+  batch as wide as its longest pair (on JAX rounded up to a multiple of 8);
 - a constant learning rate (1e-3 for Transformer decoders, 3e-3 for the single-head GRU
   decoders, 2e-3 for the others): a real corpus trained for minutes never reaches the
   inverse-square-root decay's useful range, and the warm-up only delays learning. A rate
@@ -172,6 +173,10 @@ def recipe_for(model_name: str, stats: dict, backend: str | None = None,
     from kerasattn import training
 
     base = training.recommended_training(model_name, backend)       # validates the name
+    if backend is None:
+        import keras
+
+        backend = keras.backend.backend()
     if tokenizer not in (None, "word", "subword"):
         raise ValueError(f"tokenizer must be 'word', 'subword' or None; received "
                          f"{tokenizer!r}")
@@ -227,12 +232,19 @@ def recipe_for(model_name: str, stats: dict, backend: str | None = None,
     # JAX compiles each new batch shape once (seconds): the built-in recipe keeps one shape,
     # a large real corpus saves more in padding than the few bucket widths cost to compile
     bucket = bool(base["bucket"] or n >= JAX_BUCKET_PAIRS)
-    train = dict(bucket=bucket, batch_size=batch_size, learning_rate=learning_rate,
-                 warmup_steps=None, label_smoothing=0.1, early_stopping_patience=3,
-                 epochs=30)
+    # TensorFlow traces one shape-generic step and torch runs eagerly: a batch can be
+    # exactly as wide as its longest pair. JAX compiles every width: multiples of 8.
+    pad_multiple = 8 if backend == "jax" else 1
+    train = dict(bucket=bucket, pad_multiple=pad_multiple, batch_size=batch_size,
+                 learning_rate=learning_rate, warmup_steps=None, label_smoothing=0.1,
+                 early_stopping_patience=3, epochs=30)
     if bucket and not base["bucket"]:
         reasons.append(f"batches of similar length ({n:,} training pairs: the padding saved "
                        "outweighs compiling one step per batch width)")
+    if bucket:
+        reasons.append("batches grouped by target length, then source length, each as wide "
+                       + ("as its longest pair" if pad_multiple == 1
+                          else f"as its longest pair rounded up to {pad_multiple}"))
     reasons.append(f"batches of {batch_size}, constant learning rate {learning_rate:g} "
                    "(AdamW, no warm-up), early stopping after 3 epochs without progress")
     if passes is not None and passes < FEW_EPOCHS:

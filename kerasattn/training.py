@@ -301,7 +301,7 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
           warmup_steps: int | None = None, early_stopping_patience: int | None = 3,
           checkpoint_dir: str | None = None, resume: bool = False, seed: int = 0,
           verbose: int = 0, callbacks=None, distribution=None, jit_compile="auto",
-          steps_per_execution: int = 1, shuffle: bool = True, bucket: bool = False,
+          steps_per_execution: int = 1, shuffle: bool = True, bucket: bool | str = False,
           pad_multiple: int = 8, torch_threads="auto", pad_id: int = 0, loss=None,
           metrics=None, teacher_forcing=None) -> TrainResult:
     """Compile and fit a translation model: the one training path of the kit.
@@ -338,7 +338,9 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
             ``seed + e``, so a resumed run sees the same order as an uninterrupted one).
         bucket: batch pairs of similar length together and trim each batch to its longest
             row (rounded up to ``pad_multiple``): less padding, a few more shapes to
-            compile on JAX and TensorFlow. Batches are made by
+            compile on JAX and TensorFlow. True (or ``"target"``) groups by target length,
+            then source length; ``"source"`` by source length only (see
+            :func:`kerasattn.data.batch_plan`). Batches are made by
             ``kerasattn.data.TranslationDataset``.
         pad_multiple: with ``bucket``, batch widths are multiples of this (larger: fewer
             distinct shapes to trace or compile, more padding).

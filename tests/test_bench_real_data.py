@@ -98,7 +98,8 @@ def test_throughput_bench_alternates_epochs_and_prints_the_ratio(capsys):
     table = [line for line in out.splitlines() if line.startswith("| ")]
     backend = keras.backend.backend()
     assert table[1].startswith(f"| {backend} | transformer | ")
-    assert table[2].startswith(f"| {backend} | keras_hub | ") and table[2].endswith("| 1.00x | 1.00x |")
+    assert table[2].startswith(f"| {backend} | keras_hub | ")
+    assert table[2].endswith("| 1.00x | 1.00x |")
     with pytest.raises(SystemExit):
         bench.main([str(EXCERPT), "--rounds", "1"])
 
@@ -113,3 +114,16 @@ def test_paired_ratio_compares_the_epochs_of_each_round():
     # tokens differ (another tokenizer): the ratio is of tokens per second
     assert bench.paired_ratio(dict(tokens=2000, seconds=[1.0, 2.0]),
                               dict(tokens=1000, seconds=[1.0, 1.0])) == pytest.approx(1.0)
+
+
+def test_baseline_batching_is_the_source_grouping_or_the_kits():
+    from types import SimpleNamespace
+
+    bench = load_bench()
+    recipe = SimpleNamespace(train=dict(bucket=True, pad_multiple=1))
+    assert bench.baseline_batching(recipe) == dict(bucket="source", pad_multiple=8)
+    assert bench.baseline_batching(recipe, "kit") == dict(bucket=True, pad_multiple=1)
+    flat = SimpleNamespace(train=dict(bucket=False))
+    assert bench.baseline_batching(flat) == dict(bucket=False, pad_multiple=8)
+    with pytest.raises(ValueError, match="baseline batching must be one of .*received 'tgt'"):
+        bench.baseline_batching(recipe, "tgt")

@@ -107,6 +107,42 @@ def test_bucketing_cuts_padding_and_keeps_content(corpus_arrays):
     assert real == int((a["decoder_inputs"] != 0).sum())
 
 
+def test_bucketing_by_target_pads_the_target_side_least():
+    """Pairs whose target length is unrelated to their source length: grouping by target
+    length leaves almost no target padding, grouping by source length almost none on the
+    source side; the default (True) is the target grouping."""
+    rng = np.random.default_rng(0)
+    n, width = 512, 24
+    a = {k: np.zeros((n, width), "int32") for k in ("encoder_inputs", "decoder_inputs",
+                                                     "labels")}
+    for i, (s, t) in enumerate(zip(rng.integers(1, width, n), rng.integers(1, width, n))):
+        a["encoder_inputs"][i, :s] = 5
+        a["decoder_inputs"][i, :t] = 5
+        a["labels"][i, :t] = 5
+
+    def real_share(bucket, key):
+        batches = list(batch_iterator(a, 32, seed=3, bucket=bucket, pad_multiple=1))
+        arrays = [x[key] if key in x else y for x, y in batches]
+        return sum(int((m != 0).sum()) for m in arrays) / sum(m.size for m in arrays)
+
+    assert real_share("target", "labels") > 0.9 > 0.75 > real_share("source", "labels")
+    assert real_share("source", "encoder_inputs") > 0.9 > 0.75 > real_share("target",
+                                                                      "encoder_inputs")
+    assert [p.tolist() for p in batch_plan(a, 32, seed=3, bucket=True)] == \
+        [p.tolist() for p in batch_plan(a, 32, seed=3, bucket="target")]
+    # ties in target length are broken by source length
+    plan = batch_plan(a, n, shuffle=False, bucket="target")[0]
+    keys = [(int((a["labels"][i] != 0).sum()), int((a["encoder_inputs"][i] != 0).sum()))
+            for i in plan]
+    assert keys == sorted(keys)
+    for bad in ("length", 1):
+        with pytest.raises(ValueError, match=r"bucket must be False, True or one of "
+                                             r"\('target', 'source'\), received"):
+            batch_plan(a, 32, bucket=bad)
+        with pytest.raises(ValueError, match="bucket must be"):
+            TranslationDataset(a, batch_size=32, bucket=bad)
+
+
 def _tiny_model(src_v: int, tgt_v: int) -> keras.Model:
     enc = keras.Input((None,), dtype="int32", name="encoder_inputs")
     dec = keras.Input((None,), dtype="int32", name="decoder_inputs")

@@ -75,6 +75,10 @@ def test_settings_follow_the_size_of_the_data():
                           for n in (8000, 40000))
     assert jax_mid.train["bucket"] is False and jax_large.train["bucket"] is True
     assert recipes.recipe_for("transformer", stats(8000), "torch").train["bucket"] is True
+    # widths: exact where a new width costs no compilation, multiples of 8 on JAX
+    assert jax_large.train["pad_multiple"] == 8
+    assert [recipes.recipe_for("transformer", stats(40000), b).train["pad_multiple"]
+            for b in ("tensorflow", "torch")] == [1, 1]
     rare = recipes.recipe_for("transformer", stats(40000, singletons=0.6))
     assert rare.tokenizer == "subword" and rare.vocab == {"vocab_size": 8000}
 

@@ -120,8 +120,24 @@ def _check_arrays(arrays: dict) -> int:
     return n[LABEL_KEY]
 
 
+#: ``bucket`` values of :func:`batch_plan`: True is ``"target"``.
+BUCKET_KEYS = ("target", "source")
+
+
+def check_bucket(bucket) -> str | None:
+    """``bucket`` as its sort key (``"target"``, ``"source"``) or None; raises if invalid."""
+    if bucket is False or bucket is None:
+        return None
+    if bucket is True:
+        return "target"
+    if bucket in BUCKET_KEYS:
+        return bucket
+    raise ValueError(f"bucket must be False, True or one of {BUCKET_KEYS}, received "
+                     f"{bucket!r}")
+
+
 def batch_plan(arrays: dict, batch_size: int, shuffle: bool = True, seed: int = 0,
-               bucket: bool = False, drop_remainder: bool = False) -> list[np.ndarray]:
+               bucket: bool | str = False, drop_remainder: bool = False) -> list[np.ndarray]:
     """The row indices of every batch of one epoch.
 
     Args:
@@ -129,24 +145,35 @@ def batch_plan(arrays: dict, batch_size: int, shuffle: bool = True, seed: int = 
         batch_size: rows per batch.
         shuffle: shuffle rows (and, with ``bucket``, the order of the batches).
         seed: seed of the shuffle (use a different one per epoch).
-        bucket: group rows of similar source length into the same batch (less padding).
+        bucket: group pairs of similar length into the same batch (less padding):
+            ``True`` or ``"target"`` sorts by target length, then source length;
+            ``"source"`` by source length only; ``False`` keeps the shuffled order. The
+            target side carries most of the work (the decoder and the output layer over
+            the whole vocabulary), so ``"target"`` pads it least: on ``jpn-eng.txt``
+            (English to Japanese, batches of 64 trimmed to their longest pair) 99.8 % of
+            the target positions and 94 % of the source positions are real tokens,
+            against 57 % and 99.8 % with ``"source"``.
         drop_remainder: drop the last, smaller batch.
 
     Returns:
         A list of int arrays of row indices.
     """
     n = _check_arrays(arrays)
+    key = check_bucket(bucket)
     if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
         raise ValueError(f"batch_size must be an int >= 1, received {batch_size!r}")
     rng = np.random.default_rng(seed)
     order = rng.permutation(n) if shuffle else np.arange(n)
-    if bucket:
-        lengths = (np.asarray(arrays["encoder_inputs"]) != 0).sum(axis=1)
-        order = order[np.argsort(lengths[order], kind="stable")]
+    if key is not None:
+        src_len = (np.asarray(arrays["encoder_inputs"]) != 0).sum(axis=1)[order]
+        tgt_len = (np.asarray(arrays[LABEL_KEY]) != 0).sum(axis=1)[order]
+        # np.lexsort is stable and sorts by its LAST key first
+        order = order[np.lexsort((src_len, tgt_len)) if key == "target"
+                      else np.argsort(src_len, kind="stable")]
     batches = [order[i:i + batch_size] for i in range(0, n, batch_size)]
     if drop_remainder and batches and len(batches[-1]) < batch_size:
         batches = batches[:-1]
-    if bucket and shuffle:
+    if key is not None and shuffle:
         batches = [batches[i] for i in rng.permutation(len(batches))]
     return batches
 
@@ -171,7 +198,7 @@ def _take(arrays: dict, idx: np.ndarray, trim: bool, pad_multiple: int):
 
 
 def batch_iterator(arrays: dict, batch_size: int = 64, shuffle: bool = True, seed: int = 0,
-                   bucket: bool = False, pad_multiple: int = 8,
+                   bucket: bool | str = False, pad_multiple: int = 8,
                    drop_remainder: bool = False) -> Iterator[tuple[dict, np.ndarray]]:
     """Yield one epoch of ``(inputs, labels)`` NumPy batches.
 

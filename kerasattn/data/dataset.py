@@ -15,6 +15,7 @@ from kerasattn.data.batching import (
     _take,
     _trimmed_widths,
     batch_plan,
+    check_bucket,
 )
 
 __all__ = ["TranslationDataset"]
@@ -47,9 +48,10 @@ class TranslationDataset(keras.utils.PyDataset):
     """
 
     def __init__(self, arrays: dict, batch_size: int = 64, shuffle: bool = True,
-                 seed: int = 0, bucket: bool = False, pad_multiple: int = 8,
+                 seed: int = 0, bucket: bool | str = False, pad_multiple: int = 8,
                  drop_remainder: bool = False, **kwargs):
         super().__init__(**kwargs)
+        check_bucket(bucket)
         if not isinstance(pad_multiple, (int, np.integer)) or pad_multiple < 1:
             raise ValueError(f"pad_multiple must be an int >= 1, received {pad_multiple!r}")
         self.arrays = {k: np.asarray(arrays[k], dtype="int32")
