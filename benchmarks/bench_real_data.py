@@ -233,6 +233,20 @@ def baseline_batching(recipe, mode: str = "source") -> dict:
     return dict(bucket="source" if recipe.train["bucket"] else False, pad_multiple=8)
 
 
+def real_token_share(arrays, batch_size: int, batching: dict) -> tuple[float, float]:
+    """Shares of the source and target positions of one epoch's batches that are real
+    tokens (not padding), with ``batching`` (``bucket``, ``pad_multiple``)."""
+    from kerasattn.data import batch_iterator
+
+    real = cells = 0
+    src_real = src_cells = 0
+    for x, y in batch_iterator(arrays, batch_size, shuffle=True, seed=0, **batching):
+        real, cells = real + int((y != 0).sum()), cells + y.size
+        enc = x["encoder_inputs"]
+        src_real, src_cells = src_real + int((enc != 0).sum()), src_cells + enc.size
+    return src_real / src_cells, real / cells
+
+
 def train_baseline(prepared, budget, seed, tiny, batching):
     from kerasattn import training
     from kerasattn.data import TranslationDataset
@@ -332,6 +346,16 @@ def run(args) -> list[dict]:
                 p.test_references = p.test_references[::step][:args.max_test]
             print(p.recipe.describe(), f"\n  (prepared in {time.perf_counter() - start:.1f} s)",
                   flush=True)
+            kit = dict(bucket=p.recipe.train["bucket"],
+                       pad_multiple=p.recipe.train.get("pad_multiple", 8))
+            hub = baseline_batching(p.recipe, args.baseline_batching)
+            for label, batch_size, batching in (
+                    ("the kit's batches", p.recipe.train["batch_size"], kit),
+                    ("keras-hub's batches", 64, hub)):
+                src_share, tgt_share = real_token_share(p.train, batch_size, batching)
+                print(f"  {label}: {100 * src_share:.1f} % of the source and "
+                      f"{100 * tgt_share:.1f} % of the target positions are real tokens",
+                      flush=True)
         return prepared_cache[key]
 
     bleu_tok = recipes.bleu_tokenize_for(corpus.info.get("tgt_lang"))

@@ -41,6 +41,7 @@ def test_bench_prints_kit_and_baseline_side_by_side(tmp_path, capsys):
         assert row["tokens_per_second"] > 0 and row["epochs"] >= 1
     assert [r["model"] for r in rows] == ["transformer", "transformer + beam 2", "keras_hub"]
     assert rows[1]["epochs"] == rows[0]["epochs"]                  # one model, two decodings
+    assert "the kit's batches: " in out and "keras-hub's batches: " in out
     assert "written without spaces" in out                       # the recipe is printed
     assert "--set batch_size=16" in out and "--set anneal=False" in out
 
@@ -127,3 +128,17 @@ def test_baseline_batching_is_the_source_grouping_or_the_kits():
     assert bench.baseline_batching(flat) == dict(bucket=False, pad_multiple=8)
     with pytest.raises(ValueError, match="baseline batching must be one of .*received 'tgt'"):
         bench.baseline_batching(recipe, "tgt")
+
+
+def test_real_token_share_counts_the_positions_that_are_not_padding():
+    import numpy as np
+
+    bench = load_bench()
+    arrays = {"encoder_inputs": np.array([[4, 5, 0, 0], [4, 0, 0, 0]], "int32"),
+              "decoder_inputs": np.array([[1, 6, 7, 0], [1, 6, 0, 0]], "int32"),
+              "labels": np.array([[6, 7, 2, 0], [6, 2, 0, 0]], "int32")}
+    # one batch of both rows, cut to its longest row: sources 3 of 4, targets 5 of 6 real
+    assert bench.real_token_share(arrays, 2, dict(bucket=True, pad_multiple=1)) == (0.75,
+                                                                                   5 / 6)
+    # no bucketing: the full width of 4
+    assert bench.real_token_share(arrays, 2, dict(bucket=False)) == (3 / 8, 5 / 8)
