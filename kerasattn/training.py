@@ -88,16 +88,19 @@ def recommended_training(name: str, backend: str | None = None) -> dict:
 
     Returns:
         A new dict: the model's learning rate (and warmup) from ``RECOMMENDED_TRAINING``,
-        and ``bucket``: True on TensorFlow and torch (batches of similar length: about half
-        the padding; TensorFlow traces one shape-generic step, torch runs eagerly), False on
-        JAX, where every new batch shape is a new XLA compilation (seconds each: a dozen
-        bucket shapes cost more of a 2-minute budget than the padding they save).
+        and ``bucket``: ``"source"`` on TensorFlow and torch (batches of similar source
+        length: about half the padding; TensorFlow traces one shape-generic step, torch runs
+        eagerly; in the built-in corpus a target's length follows its source's closely, so
+        grouping by source groups both sides, and the lessons' figures are measured with
+        it), False on JAX, where every new batch shape is a new XLA
+        compilation (seconds each: a dozen bucket shapes cost more of a 2-minute budget
+        than the padding they save).
     """
     if name not in RECOMMENDED_TRAINING:
         raise ValueError(f"recommended_training: `name` must be one of "
                          f"{', '.join(RECOMMENDED_TRAINING)}; received {name!r}")
     backend = backend or keras.backend.backend()
-    return dict(bucket=backend != "jax", **RECOMMENDED_TRAINING[name])
+    return dict(bucket="source" if backend != "jax" else False, **RECOMMENDED_TRAINING[name])
 
 
 # --------------------------------------------------------------------------- compile
