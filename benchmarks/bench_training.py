@@ -55,8 +55,9 @@ def child(args) -> None:
         training.compile_for_translation(model, label_smoothing=0.1, jit_compile=jit,
                                          steps_per_execution=args.steps_per_execution)
         timer = training.EpochTimer()
+        # --bucket: the lessons' batches (training.recommended_training), by source length
         data = TranslationDataset(arrays, batch_size=args.batch_size, shuffle=True, seed=0,
-                                  bucket=args.bucket)
+                                  bucket="source" if args.bucket else False)
         start = time.perf_counter()
         try:
             with backend_utils.torch_threads(threads):        # as training.train does
