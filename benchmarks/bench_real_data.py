@@ -228,19 +228,24 @@ def baseline_batching(recipe, mode: str = "source") -> dict:
         raise ValueError(f"baseline batching must be one of {BASELINE_BATCHING}, received "
                          f"{mode!r}")
     if mode == "kit":
-        return dict(bucket=recipe.train["bucket"],
-                    pad_multiple=recipe.train.get("pad_multiple", 8))
+        return kit_batching(recipe)
     return dict(bucket="source" if recipe.train["bucket"] else False, pad_multiple=8)
 
 
-def real_token_share(arrays, batch_size: int, batching: dict) -> tuple[float, float]:
+def kit_batching(recipe) -> dict:
+    """``bucket`` and ``pad_multiple`` of the kit's batches under ``recipe``."""
+    return dict(bucket=recipe.train["bucket"], pad_multiple=recipe.train.get("pad_multiple", 8))
+
+
+def real_token_share(arrays, batch_size: int, batching: dict,
+                     seed: int = 0) -> tuple[float, float]:
     """Shares of the source and target positions of one epoch's batches that are real
     tokens (not padding), with ``batching`` (``bucket``, ``pad_multiple``)."""
     from kerasattn.data import batch_iterator
 
     real = cells = 0
     src_real = src_cells = 0
-    for x, y in batch_iterator(arrays, batch_size, shuffle=True, seed=0, **batching):
+    for x, y in batch_iterator(arrays, batch_size, shuffle=True, seed=seed, **batching):
         real, cells = real + int((y != 0).sum()), cells + y.size
         enc = x["encoder_inputs"]
         src_real, src_cells = src_real + int((enc != 0).sum()), src_cells + enc.size
@@ -346,13 +351,12 @@ def run(args) -> list[dict]:
                 p.test_references = p.test_references[::step][:args.max_test]
             print(p.recipe.describe(), f"\n  (prepared in {time.perf_counter() - start:.1f} s)",
                   flush=True)
-            kit = dict(bucket=p.recipe.train["bucket"],
-                       pad_multiple=p.recipe.train.get("pad_multiple", 8))
-            hub = baseline_batching(p.recipe, args.baseline_batching)
             for label, batch_size, batching in (
-                    ("the kit's batches", p.recipe.train["batch_size"], kit),
-                    ("keras-hub's batches", 64, hub)):
-                src_share, tgt_share = real_token_share(p.train, batch_size, batching)
+                    ("the kit's batches", p.recipe.train["batch_size"], kit_batching(p.recipe)),
+                    ("keras-hub's batches", 64,
+                     baseline_batching(p.recipe, args.baseline_batching))):
+                src_share, tgt_share = real_token_share(p.train, batch_size, batching,
+                                                        args.seed)
                 print(f"  {label}: {100 * src_share:.1f} % of the source and "
                       f"{100 * tgt_share:.1f} % of the target positions are real tokens",
                       flush=True)

@@ -74,7 +74,7 @@ def build(name, prepared, seed, tiny, baseline_batching="source"):
         training.compile_for_translation(
             model, **{k: v for k, v in prepared.recipe.train.items() if k in wanted})
         batch_size = prepared.recipe.train["batch_size"]
-        batching = real_data.baseline_batching(prepared.recipe, "kit")
+        batching = real_data.kit_batching(prepared.recipe)
     data = TranslationDataset(prepared.train, batch_size=batch_size, shuffle=True, seed=seed,
                               **batching)
     return model, data

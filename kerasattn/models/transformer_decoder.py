@@ -110,9 +110,9 @@ class TransformerDecoderAdapter(IncrementalDecoder):
         new_state = dict(state)
         self_w, cross_w = [], []
         keys = state["self_keys_0"]  # (B, h, T_max, d_h)
-        # T_max is symbolic once a compiled step has seen several cache widths
-        t_max = keys.shape[2] if keys.shape[2] is not None else ops.shape(keys)[2]
-        causal = steps.causal_step_bias(t, t_max, keys.dtype)  # j <= t: (1, T_max)
+        # ops.shape, as in steps.decoder_block_step: T_max is symbolic once a compiled step
+        # has seen several cache widths
+        causal = steps.causal_step_bias(t, ops.shape(keys)[2], keys.dtype)  # (1, T_max)
         padding = (state["mask_bias"], state["mask_keep"])  # (B, S) each
         for i, block in enumerate(self.blocks):
             x, (k, v), w1, w2 = steps.decoder_block_step(
