@@ -45,10 +45,11 @@ class EpochTimer(keras.callbacks.Callback):
 
 
 class TimeBudget(keras.callbacks.Callback):
-    """Stop ``fit`` after the batch that crosses a wall-clock budget.
+    """Stop ``fit`` after the batch, or the epoch's validation pass, that crosses a budget.
 
     The clock starts when training starts (first-epoch compilation and validation passes
-    count), so two models given the same budget get the same wall time. After ``fit`` the
+    count), so two models given the same budget get the same wall time. A budget that
+    runs out during an epoch's validation pass starts no further epoch. After ``fit`` the
     callback's ``stopped`` says whether the budget ended training.
 
     With ``anneal`` the callback also lowers a constant learning rate linearly with the
@@ -104,6 +105,12 @@ class TimeBudget(keras.callbacks.Callback):
             self._written = rate
 
     def on_train_batch_end(self, batch, logs=None):
+        self._stop_if_spent()
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._stop_if_spent()                 # after validation: no epoch past the budget
+
+    def _stop_if_spent(self):
         if self.elapsed() > self.seconds:
             self.model.stop_training = True
             self.stopped = True

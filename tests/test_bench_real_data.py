@@ -84,6 +84,8 @@ def test_tokens_of_a_cut_epoch_are_read_from_the_batches_it_ran():
     got = bench.tokens_trained(arrays, 16, 5, True, 2, Stop())
     assert got == per_epoch + ran
     assert ran != round(per_epoch * 3 / len(data))        # the share of batches is not it
+    Stop.batches_last_epoch = len(data)                   # stopped after the validation
+    assert bench.tokens_trained(arrays, 16, 5, True, 2, Stop()) == 2 * per_epoch
     Stop.stopped = False
     assert bench.tokens_trained(arrays, 16, 5, True, 2, Stop()) == 2 * per_epoch
 

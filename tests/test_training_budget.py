@@ -1,5 +1,6 @@
-"""TimeBudget: stops fit after the batch that crosses the wall-clock budget, and with
-``anneal`` lowers the learning rate linearly to 0 at the budget."""
+"""TimeBudget: stops fit after the batch (or the validation pass) that crosses the
+wall-clock budget, and with ``anneal`` lowers the learning rate linearly to 0 at the
+budget."""
 from __future__ import annotations
 
 import time
@@ -22,6 +23,36 @@ def test_stops_after_the_batch_that_crosses_the_budget():
     budget.start = time.perf_counter() - 61                      # a minute later
     budget.on_train_batch_end(1)
     assert budget.model.stop_training and budget.stopped
+
+
+def test_a_budget_spent_in_validation_starts_no_further_epoch():
+    import keras
+    import numpy as np
+
+    tick = _Tick()
+
+    class Clock(keras.callbacks.Callback):
+        """Each training batch takes 1 s, each validation pass 5 s."""
+
+        def on_train_batch_end(self, batch, logs=None):
+            tick.now += 1.0
+
+        def on_test_end(self, logs=None):
+            tick.now += 5.0
+
+    class Epochs(keras.callbacks.Callback):
+        begun = 0
+
+        def on_epoch_begin(self, epoch, logs=None):
+            Epochs.begun += 1
+
+    budget = TimeBudget(6)          # 4 batches (4 s) + validation (5 s) = 9 s > 6 s
+    budget.clock = tick
+    model = _linear_model(keras.optimizers.SGD(learning_rate=0.1))
+    x, y = np.ones((4, 1), "float32"), np.zeros((4, 1), "float32")
+    model.fit(x, y, batch_size=1, epochs=3, shuffle=False, verbose=0,
+              validation_data=(x, y), callbacks=[Clock(), Epochs(), budget])
+    assert Epochs.begun == 1 and budget.stopped and budget.elapsed() == 9.0
 
 
 @pytest.mark.parametrize("seconds", [0, -1, "10", None])
