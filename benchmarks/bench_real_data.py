@@ -6,7 +6,7 @@ Prints figures, never asserts. On the current backend (``--backend`` or
 source stays in the test split), and the same wall-clock training budget per model:
 
 - each kit model named in ``--models`` is trained with the recipe chosen from the data
-  (:func:`kerasattn.recipes.prepare`: tokenizer, vocabulary, batch size, learning rate,
+  (:func:`kerasattn.training.recipes.prepare`: tokenizer, vocabulary, batch size, learning rate,
   dropout, length cap) through :func:`kerasattn.training.train`;
 - ``keras_hub`` is the script a student writes from the keras-io English-Spanish example:
   ``TokenAndPositionEmbedding``, 2 ``keras_hub.layers.TransformerEncoder`` and 2
@@ -112,7 +112,8 @@ def parse_overrides(items) -> dict:
 
 
 def apply_overrides(recipe, overrides: dict) -> bool:
-    """Change ``recipe`` (a :class:`kerasattn.recipes.Recipe`) in place, noting each change.
+    """Change ``recipe`` (a :class:`~kerasattn.training.recipes.Recipe`) in place, noting
+    each change.
 
     Returns:
         Whether the budget anneals the learning rate (``anneal=true``; off by default).
@@ -321,8 +322,9 @@ def run(args) -> list[dict]:
 
     import keras
 
-    from kerasattn import inference, metrics, recipes, training
+    from kerasattn import inference, metrics, training
     from kerasattn.data import load_tatoeba
+    from kerasattn.training import recipes
 
     # keras-hub's embedding passes its mask to layers that take it explicitly
     warnings.filterwarnings("ignore", message=".*does not support masking.*")

@@ -86,8 +86,9 @@ def run(args) -> list[dict]:
     import keras
     import numpy as np
 
-    from kerasattn import backend_utils, recipes, training
+    from kerasattn import backend_utils, training
     from kerasattn.data import load_tatoeba
+    from kerasattn.training import recipes
 
     # keras-hub's embedding passes its mask to layers that take it explicitly
     warnings.filterwarnings("ignore", message=".*does not support masking.*")

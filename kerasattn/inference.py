@@ -14,15 +14,15 @@ import os
 import sys
 from typing import Sequence
 
-from kerasattn.checkpointing import Translator, load_translator
 from kerasattn.data.text import detokenize, normalize
+from kerasattn.training.checkpointing import Translator, load_translator
 
 __all__ = ["translate_texts", "translate_file", "as_translator"]
 
 
 def as_translator(checkpoint_or_model, src_vocab=None, tgt_vocab=None,
                   src_lang: str | None = None) -> Translator:
-    """A :class:`~kerasattn.checkpointing.Translator` from a path, a Translator, or a model.
+    """A Translator from a path, a Translator, or a model.
 
     Args:
         checkpoint_or_model: a checkpoint directory (or its ``model.keras``), a
@@ -148,7 +148,7 @@ def translate_file(checkpoint_or_model, input_path, output_path=None, *, beam: i
         sys.stdout.write(text)
         sys.stdout.flush()
     else:
-        from kerasattn.checkpointing import atomic_write
+        from kerasattn.training.checkpointing import atomic_write
 
         def write(tmp):
             with open(tmp, "w", encoding="utf-8") as f:

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from kerasattn import inference
-from kerasattn.checkpointing import load_translator, save_translator
 from kerasattn.data import SubwordTokenizer, Vocabulary, load_tatoeba
 from kerasattn.models import build_model
+from kerasattn.training.checkpointing import load_translator, save_translator
 
 EXCERPT = Path(__file__).parent / "data" / "jpn-eng-excerpt.txt"
 TINY = dict(d_model=16, num_heads=2, d_ff=32, num_encoder_layers=1, num_decoder_layers=1,
@@ -81,7 +81,7 @@ def test_errors_name_the_problem(tmp_path, setup):
 
 
 def test_train_on_corpus_saves_a_translator_that_translates_files(tmp_path):
-    from kerasattn import recipes
+    from kerasattn.training import recipes
 
     corpus = load_tatoeba(EXCERPT, max_length=6, test_fraction=0.1)   # English -> Japanese
     run = recipes.train_on_corpus("transformer", corpus, out=tmp_path / "ckpt", epochs=1,

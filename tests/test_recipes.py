@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from kerasattn import recipes, training
+from kerasattn import training
 from kerasattn.data import Corpus, SubwordTokenizer, Vocabulary, builtin_corpus, load_tatoeba
 from kerasattn.models import MODEL_NAMES
+from kerasattn.training import recipes
 
 EXCERPT = Path(__file__).parent / "data" / "jpn-eng-excerpt.txt"
 
@@ -99,7 +100,7 @@ def test_bad_arguments(builtin_stats):
         recipes.recipe_for("gpt", builtin_stats)
     with pytest.raises(ValueError, match="tokenizer must be 'word', 'subword' or None"):
         recipes.recipe_for("transformer", builtin_stats, tokenizer="bpe")
-    with pytest.raises(ValueError, match="stats must be the dict of kerasattn.recipes"):
+    with pytest.raises(ValueError, match="stats must be the dict of kerasattn.training.recipes"):
         recipes.recipe_for("transformer", {"train_pairs": 3})
     with pytest.raises(ValueError, match="non-empty training split"):
         recipes.corpus_stats(Corpus(train=[], valid=[], test=[]))

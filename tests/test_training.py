@@ -11,9 +11,10 @@ import pytest
 from conftest import to_numpy
 from tiny_models import tiny_bag, tiny_pairs
 
-from kerasattn import backend_utils, checkpointing, training
+from kerasattn import backend_utils, training
 from kerasattn.metrics import masked_sparse_ce
-from kerasattn.schedules import TransformerSchedule
+from kerasattn.training import checkpointing
+from kerasattn.training.schedules import TransformerSchedule
 
 
 def _build(fn, seed=7, **kw):

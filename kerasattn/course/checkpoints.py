@@ -32,7 +32,7 @@ def save_checkpoint(directory, model, src_vocab, tgt_vocab, meta: dict) -> Path:
     Every file is written atomically (temporary file + rename), and ``meta.json`` last, so a
     directory with a ``meta.json`` is complete.
     """
-    from kerasattn.checkpointing import atomic_write
+    from kerasattn.training.checkpointing import atomic_write
 
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
@@ -46,12 +46,12 @@ def save_checkpoint(directory, model, src_vocab, tgt_vocab, meta: dict) -> Path:
 
 def load_checkpoint(directory) -> Checkpoint:
     """Load a checkpoint directory written by :func:`save_checkpoint` (word or subword
-    tokenizers: :func:`kerasattn.checkpointing.load_translator`).
+    tokenizers: :func:`kerasattn.training.checkpointing.load_translator`).
 
     Raises:
         ValueError: the directory or one of its files is missing (names what is missing).
     """
-    from kerasattn.checkpointing import load_translator
+    from kerasattn.training.checkpointing import load_translator
 
     d = Path(directory)
     if d.is_file() and d.suffix == ".keras":
@@ -155,8 +155,8 @@ def translate_lines(ckpt: Checkpoint, input_path, output_path=None, beam: int = 
     """``kerasattn translate CHECKPOINT --input FILE``: one translation per input line, in
     order, to ``output_path`` or standard output (:func:`kerasattn.inference.translate_file`).
     """
-    from kerasattn.checkpointing import Translator
     from kerasattn.inference import translate_file
+    from kerasattn.training.checkpointing import Translator
 
     tr = Translator(name=ckpt.name, model=ckpt.model, src_vocab=ckpt.src_vocab,
                     tgt_vocab=ckpt.tgt_vocab, meta=ckpt.meta, path=str(ckpt.path))

@@ -18,8 +18,8 @@ class LessonData:
         test_pairs: the ``(source, target)`` pairs scored by :meth:`Lesson.evaluate`.
         description: one line saying what the data is.
         real: the data is a real corpus (``--data``): the data-driven recipe
-            (:mod:`kerasattn.recipes`) chooses tokenizer and training settings.
-        stats: :func:`kerasattn.recipes.corpus_stats` of the corpus (None when built in).
+            (:mod:`kerasattn.training.recipes`) chooses tokenizer and training settings.
+        stats: :func:`kerasattn.training.recipes.corpus_stats` of the corpus (None when built in).
         tokenizer: ``"word"`` or ``"subword"``: the tokenizer the vocabularies are.
         max_train_tokens: the recipe's length cap on training pairs (None: no cap).
         src_lang, tgt_lang: language codes of the two sides (normalisation, BLEU).
@@ -50,17 +50,17 @@ class LessonData:
     @property
     def bleu_tokenize(self) -> str:
         """The sacrebleu tokenizer for the target side (``"char"`` for Japanese...)."""
-        from kerasattn.recipes import bleu_tokenize_for
+        from kerasattn.training.recipes import bleu_tokenize_for
 
         return bleu_tokenize_for(self.tgt_lang) if self.real else "13a"
 
     def recipe(self, name: str, budget_seconds: float | None = None):
-        """The data-driven :class:`kerasattn.recipes.Recipe` of model ``name`` on this
+        """The data-driven :class:`kerasattn.training.recipes.Recipe` of model ``name`` on this
         corpus (with this data's tokenizer and length cap) for a training budget, or None
         for the built-in one."""
         if not self.real:
             return None
-        from kerasattn.recipes import recipe_for
+        from kerasattn.training.recipes import recipe_for
 
         r = recipe_for(name, self.stats, tokenizer=self.tokenizer_asked,
                        budget_seconds=budget_seconds)
@@ -112,8 +112,8 @@ def spread(pairs, n):
 def _load_real(settings: Settings) -> LessonData:
     """A real corpus (``--data``): tokenizers and length cap by the data-driven recipe."""
     from kerasattn import data as kdata
-    from kerasattn import recipes
     from kerasattn.metrics import group_references
+    from kerasattn.training import recipes
 
     value = check_data_path(settings.data)
     if isinstance(value, str):  # a language code: fetched once into the Keras cache

@@ -84,9 +84,9 @@ def prepare_worker() -> None:
     import importlib
 
     for name in ("kerasattn.layers", "kerasattn.steps", "kerasattn.recurrence",
-                 "kerasattn.models", "kerasattn.decoding", "kerasattn.training",
+                 "kerasattn.models", "kerasattn.decoding", "kerasattn.training.fit",
                  "kerasattn.data", "kerasattn.reference", "kerasattn.metrics",
-                 "kerasattn.schedules"):
+                 "kerasattn.training.schedules"):
         importlib.import_module(name)
     _KIT_CODES.clear()
     for modname, module in list(sys.modules.items()):

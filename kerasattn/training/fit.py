@@ -10,9 +10,9 @@ the same way:
   same mask (:class:`kerasattn.metrics.MaskedAccuracy`);
 - optimizer: AdamW (decoupled weight decay, Loshchilov & Hutter 2019) with gradient clipping
   by global norm (``clipnorm``) and, for Transformer decoders, the warmup schedule of
-  :class:`kerasattn.schedules.TransformerSchedule`;
+  :class:`kerasattn.training.schedules.TransformerSchedule`;
 - early stopping on validation loss, restoring the best weights at the end;
-- crash-safe checkpoints (:mod:`kerasattn.checkpointing`) and resume;
+- crash-safe checkpoints (:mod:`kerasattn.training.checkpointing`) and resume;
 - a ``seed`` that makes a run reproducible on a backend: it seeds Python, NumPy and the
   backend (``keras.utils.set_random_seed``) and re-seeds every dropout layer of the model,
   so the same initial weights + the same seed give the same losses;
@@ -34,15 +34,16 @@ import os
 import keras
 import numpy as np
 
-from kerasattn import backend_utils, checkpointing
-from kerasattn.callbacks import (
+from kerasattn import backend_utils
+from kerasattn.training import checkpointing
+from kerasattn.training.callbacks import (
     SCHEDULES,
     EpochTimer,
     TeacherForcingSchedule,
     TimeBudget,
     _check_positive,
 )
-from kerasattn.distribution import (
+from kerasattn.training.distribution import (
     DISTRIBUTIONS,
     data_parallel,
     device_count,
@@ -50,7 +51,7 @@ from kerasattn.distribution import (
     lay_out_variables,
     resolve_distribution,
 )
-from kerasattn.schedules import TransformerSchedule
+from kerasattn.training.schedules import TransformerSchedule
 
 __all__ = ["INPUT_KEYS", "LABEL_KEY", "RECOMMENDED_TRAINING", "recommended_training",
            "make_optimizer", "compile_for_translation", "seed_everything", "TrainResult",

@@ -181,7 +181,8 @@ def recipe_for(model_name: str, stats: dict, backend: str | None = None,
         raise ValueError(f"tokenizer must be 'word', 'subword' or None; received "
                          f"{tokenizer!r}")
     if not isinstance(stats, dict) or not {"builtin", "train_pairs", "src", "tgt"} <= set(stats):
-        raise ValueError("stats must be the dict of kerasattn.recipes.corpus_stats(corpus); "
+        raise ValueError("stats must be the dict of "
+                         "kerasattn.training.recipes.corpus_stats(corpus); "
                          f"received {type(stats).__name__}")
     if stats["builtin"]:
         kind = tokenizer or "word"
@@ -435,7 +436,7 @@ class CorpusRun:
 
     Attributes:
         translator: the trained model with its tokenizers
-            (:class:`kerasattn.checkpointing.Translator`).
+            (:class:`kerasattn.training.checkpointing.Translator`).
         prepared: the :class:`Prepared` data (recipe, tokenizers, arrays, test groups).
         result: the :class:`kerasattn.training.TrainResult`.
         scores: :func:`kerasattn.metrics.evaluate_grouped` on the test split, plus
@@ -463,7 +464,7 @@ def train_on_corpus(model_name: str, corpus, *, budget_seconds: float | None = N
             stopping decide).
         tokenizer: ``"word"``, ``"subword"`` or None (the recipe chooses).
         seed: seed of weights, dropout and batch order.
-        out: a directory to save the translator to (:func:`kerasattn.checkpointing.
+        out: a directory to save the translator to (:func:`kerasattn.training.checkpointing.
             save_translator`), or None.
         model_kwargs: hyperparameters overriding the model's defaults and the recipe's.
         beam: 1 for greedy test decoding, k > 1 for beam search.
@@ -479,8 +480,8 @@ def train_on_corpus(model_name: str, corpus, *, budget_seconds: float | None = N
     import keras
 
     from kerasattn import inference, metrics, training
-    from kerasattn.checkpointing import Translator, save_translator
     from kerasattn.models import build_model
+    from kerasattn.training.checkpointing import Translator, save_translator
 
     prepared = prepare(corpus, model_name, tokenizer=tokenizer, budget_seconds=budget_seconds)
     if max_test is not None and max_test < len(prepared.test_sources):
