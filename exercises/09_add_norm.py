@@ -29,7 +29,9 @@ Hints:
       statistics broadcast back over the features.
     * epsilon goes *inside* the square root.
     * The residual adds the sublayer's *input* ``x``: ``norm(x + y)``, not ``norm(y)``
-      and not ``x + norm(y)`` (that is the pre-norm variant, a different network).
+      (no residual) and not ``x + norm(y)`` (the sublayer's output normalised on its own).
+      Neither is the pre-norm block either, ``x + Sublayer(LayerNorm(x))``, which
+      normalises the sublayer's *input* and is a different network.
     * Pass ``training`` to the dropout layer so dropout is off at inference.
 
 What you may use: ``keras.ops``, ``keras.layers.Layer`` and ``keras.layers.Dropout``.

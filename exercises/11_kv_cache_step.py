@@ -37,7 +37,9 @@ What you may use: ``keras.ops`` and the kit's ``masked_softmax`` (exercise 03) a
 ``causal_mask`` (exercise 07), both imported below.
 What you may NOT use (the grader watches every call while your code runs, however a name is
 reached, and fails the check that used it): the kit's ``MultiHeadCross``
-(``kerasattn.layers.multi_head``, which has this cache built in),
+(``kerasattn.layers.multi_head``: its ``call`` attends over whole sequences and keeps no
+cache; the kit's cached step is ``kerasattn.steps.self_attend_step``, which writes the new
+key and value into an ``init_cache`` pair with the layer's own projections),
 ``TransformerDecoderBlock`` (``kerasattn.layers.decoder_block``), ``kerasattn.models``,
 ``kerasattn.decoding``, ``kerasattn.steps``, ``keras.layers.MultiHeadAttention``,
 ``keras_hub`` / ``keras_nlp``;

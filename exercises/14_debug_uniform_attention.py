@@ -1,8 +1,10 @@
 """Exercise 14 (debugging): the attention that stays uniform.
 
-A student trained a GRU translator with the "general" (Luong) score
+A student trained a GRU translator with a *scaled* "general" score. Luong et al. (2015)
+define the general score as ``s_t^T W h_i``, with no scale; the student divides it by
+sqrt(d_k), as the Transformer's scaled dot product does:
 
-    e_{t,i}     = s_t^T W h_i / sqrt(d_k)
+    e_{t,i}     = s_t^T W h_i / sqrt(d_k)           (scaled general score)
     alpha_{t,i} = softmax over the source positions i of e_{t,i}    (padding excluded)
     c_t         = sum_i alpha_{t,i} h_i
 
@@ -53,7 +55,8 @@ from kerasattn.layers.masking import masked_softmax  # exercise 03
 
 
 class GeneralAttention(keras.layers.Layer):
-    """Luong's "general" attention, ``softmax(s W h^T / sqrt(d_k)) h``.
+    """Scaled "general" attention, ``softmax(s W h^T / sqrt(d_k)) h`` (Luong's general
+    score ``s W h^T``, divided by ``sqrt(d_k)``).
 
     Call arguments:
         query: `(B, T_q, d_q)`.

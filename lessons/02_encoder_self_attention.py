@@ -115,16 +115,16 @@ lesson.attention_figure(model, "attention_encoder_self_attention.png",
 # Vaswani et al. (2017, Figures 3 and 4) draw the encoder's self-attention heads and find
 # some that follow long-distance dependencies and some that resolve pronouns. Our encoder
 # block can be asked for its weights: `TransformerEncoderBlock(...)(x,
-# return_attention_scores=True)` returns them with its output, shape (B, h, S, S). We
-# run the trained model's embedding, its bidirectional GRU and then its block on an English
+# return_attention_scores=True)` returns them with its output, shape (B, h, S, S). We run
+# the trained model's embedding, its bidirectional GRU and then its block on an English
 # sentence with a long-distance link: in "the girls that the old dog sees are happy", the
-# verb "are" agrees with "girls", four words back, across a relative clause (French needs
-# that link too: "les filles que le vieux chien voit sont heureuses", where "heureuses"
-# agrees with "filles"). The row of "are" is outlined in every head and its strongest key
-# is circled; the colour scale runs up to the largest weight in the figure. Remember that
-# the block's input is already the GRU's output, so each position carries some context
-# before any head looks at it; heads need not specialise, and in `--quick` mode they are
-# untrained.
+# verb "are" agrees with "girls", six positions back (five words lie between them), across a
+# relative clause (French needs that link too: "les filles que le vieux chien voit sont
+# heureuses", where "heureuses" agrees with "filles"). The row of "are" is outlined in every
+# head and its strongest key is circled; the colour scale runs up to the largest weight in
+# the figure. Remember that the block's input is already the GRU's output, so each position
+# carries some context before any head looks at it; heads need not specialise, and in
+# `--quick` mode they are untrained.
 
 # %%
 import numpy as np

@@ -42,10 +42,14 @@
 # - *Parallel decoding during training.* With teacher forcing and the causal mask, all
 #   target positions are computed in one pass: no loop over time in training.
 # - *Caching keys and values at inference.* Generation is still one token at a time. A
-#   naive decoder re-runs the whole prefix every step ($O(T^2)$ work in total); the cached
-#   decoder keeps each block's self-attention keys and values, computes only the new
-#   position, and uses the positional encoding of its true position $t$ (a known bug in
-#   teaching code encodes every generated token at position 0).
+#   naive decoder re-runs the whole prefix every step: step $t$ recomputes all $t$
+#   positions, $O(T^2)$ positions over a $T$-token output, and its self-attention scores
+#   $t$ queries against $t$ keys, $t^2$ scores, so $1^2 + 2^2 + \dots + T^2$, $O(T^3)$
+#   scores in total. The cached decoder keeps each block's self-attention keys and values
+#   and computes only the new position: one query against $t$ keys per step, $O(T)$
+#   positions and $O(T^2)$ scores in total. It uses the positional encoding of the new
+#   token's true position $t$ (a known bug in teaching code encodes every generated token
+#   at position 0).
 # - *Clone-state for beam search.* Beam search keeps $k$ hypotheses per sentence. Their
 #   decoding states (the K/V caches) are *cloned* when the beam starts (one copy per beam)
 #   and *reordered* after every step, because the best $k$ continuations may all come from
@@ -75,8 +79,13 @@ lesson.figure(plots.positional_encoding_figure, "positional_encoding.png", pe,
 # ## State cloning and reordering, on a toy cache
 #
 # Two sentences, beam size 3: every state tensor's batch rows are repeated (row $b$ becomes
-# rows $3b \dots 3b+2$); after a step, beam $i$ continues from whichever row the search
-# picked for it.
+# rows $3b \dots 3b+2$), so right after cloning the three beams of a sentence hold equal
+# copies. One step later each beam has written its own entry (here the toy step adds a
+# tenth of the beam's index), and the copies differ. The search then picks a parent row
+# for every new beam: for sentence 0 rows 0, 0, 1 (two continuations of its beam 0, one of
+# its beam 1), for sentence 1 rows 5, 3, 3 (its best continuation comes from its beam 2,
+# the next two from its beam 0). Reordering gathers those rows: a parent picked twice
+# appears twice, and a beam nobody picked (rows 2 and 4) is gone.
 
 # %%
 import numpy as np
@@ -84,9 +93,12 @@ from kerasattn.models.common import IncrementalDecoder
 
 state = {"cache": np.array([[1.0], [2.0]], "float32")}                    # (B=2, 1)
 cloned = IncrementalDecoder.repeat(state, 3)                                # (6, 1)
-print("cloned rows   ", keras.ops.convert_to_numpy(cloned["cache"]).ravel())
-picked = IncrementalDecoder.reorder(cloned, np.array([0, 0, 1, 5, 3, 3]))  # parents
-print("after reorder ", keras.ops.convert_to_numpy(picked["cache"]).ravel())
+print("cloned rows    ", keras.ops.convert_to_numpy(cloned["cache"]).ravel())
+beam_index = np.tile(np.arange(3, dtype="float32"), 2)[:, None]            # (6, 1): 0 1 2 0 1 2
+stepped = {"cache": keras.ops.convert_to_numpy(cloned["cache"]) + 0.1 * beam_index}
+print("after one step ", stepped["cache"].ravel())
+picked = IncrementalDecoder.reorder(stepped, np.array([0, 0, 1, 5, 3, 3]))  # parents
+print("after reorder  ", keras.ops.convert_to_numpy(picked["cache"]).ravel())
 
 # %% [markdown]
 # ## The model
@@ -106,10 +118,54 @@ heading("sample translations")
 lesson.samples(model)
 
 # %% [markdown]
+# ## Beam search and its length penalty
+#
+# A translation's log-probability $\log P(y \mid x) = \sum_{t=1}^{L} \log p(y_t \mid y_{<t}, x)$
+# adds one negative term per token, so ranking by it alone favours short translations. The
+# kit's beam search (`kerasattn.decoding.beam_search`, behind `translate(...,
+# method="beam")` and the comparison below) divides it by the length penalty of Wu et al.
+# (2016, section 7):
+#
+# $$\mathrm{score}(y) = \frac{\log P(y \mid x)}{\mathrm{lp}(L)}, \qquad
+#   \mathrm{lp}(L) = \left(\frac{5 + L}{5 + 1}\right)^{\alpha}, \qquad \alpha = 0.6,$$
+#
+# where $L$ counts the generated tokens, `<eos>` included. $\alpha = 0.6$ is the kit's
+# default (`alpha=0.6, length_penalty_kind="gnmt"`), the value Vaswani et al. (2017) use
+# with this penalty; $\alpha = 0$ ranks by the raw log-probability, and a larger $\alpha$
+# favours longer outputs. At each step the live beams are kept by their raw
+# log-probability; the penalty ranks the finished hypotheses, and the best score wins.
+#
+# Exercise 12 uses the simpler power form $\mathrm{lp}(L) = L^{\alpha}$
+# (`length_penalty_kind="power"`) and ranks every candidate with it at every step. Both
+# penalties are 1 at $L = 1$. For long outputs they differ by almost a constant factor
+# ($6^{-\alpha}$), which changes no ranking; for short ones $((5 + L)/6)^{\alpha}$ grows
+# more slowly, so it pushes towards longer outputs less than $L^{\alpha}$ does. The cell
+# prints both penalties, and the scores of a 3-token hypothesis with log-probability -2.0
+# against an 8-token one with -3.0: the raw log-probability and the kit's penalty prefer
+# the short one, $L^{0.6}$ the long one.
+
+# %%
+from kerasattn.course import format_table
+from kerasattn.decoding import length_penalty
+
+lengths = [1, 2, 3, 5, 8, 10, 20, 40]
+print(format_table(["L"] + [str(n) for n in lengths],
+                   [["((5 + L) / 6)^0.6 (the kit)"] +
+                    [f"{length_penalty(n, 0.6, 'gnmt'):.2f}" for n in lengths],
+                    ["L^0.6 (exercise 12's form)"] +
+                    [f"{length_penalty(n, 0.6, 'power'):.2f}" for n in lengths]]))
+hypotheses = {"short (L = 3, log P = -2.0)": (3, -2.0), "long (L = 8, log P = -3.0)": (8, -3.0)}
+print(format_table(["hypothesis", "alpha = 0", "((5 + L) / 6)^0.6", "L^0.6"],
+                   [[name, f"{logp:.3f}", f"{logp / length_penalty(n, 0.6, 'gnmt'):.3f}",
+                     f"{logp / length_penalty(n, 0.6, 'power'):.3f}"]
+                    for name, (n, logp) in hypotheses.items()]))
+
+# %% [markdown]
 # ## Cached versus uncached decoding, greedy versus beam
 #
 # The same sentences decoded three ways. Cached and uncached greedy decoding must produce
-# the same words (only the time differs); beam search may find a higher-scoring sentence.
+# the same words (only the time differs); beam search (beam 4, the length penalty above)
+# may find a sentence with a higher score.
 
 # %%
 from kerasattn.course import compare_decoding

@@ -163,10 +163,11 @@ lesson.attention_figure(model, "attention_cross_transformer.png",
 # for about four minutes on a CPU. The paper's point about cost is that a self-attention
 # layer needs a constant number of sequential operations where a recurrent layer needs
 # one per position (their Table 1), which pays off on hardware that runs many operations
-# at once. On a 2-core CPU with models this small it does not show: in the kit's
-# measurements (docs/lessons.md) the Transformer trains at about 5,000 target tokens per
-# second (batches of 32) and `bahdanau` at about 14,000 (batches of 64). Look at the
-# tokens/s column of the evolution table below for your machine.
+# at once. On a 2-core CPU with models this small it does not show: in the kit's measured
+# runs (the results table of the README and of docs/lessons.md, one run per lesson and
+# backend, generated from the lessons' `results.json` files) the Transformer trains at
+# fewer target tokens per second (batches of 32) than `bahdanau` (batches of 64). The
+# tokens/s column of the evolution table below gives the figures for your machine.
 
 # %%
 from kerasattn import plots
@@ -178,13 +179,14 @@ print(plots.evolution_table_markdown([result]))
 # ## The evolution table: every model, the same data, the same lesson budget
 #
 # All seven models train on the same corpus with each model's recommended learning rate,
-# early stopping, and a wall-clock budget per *lesson*: by default 4.25 minutes of
-# training. Lessons 01-05 give it all to their one model; lesson 00 splits it over its two
-# models (about 2.1 minutes each for `seq2seq` and `bahdanau`), and early stopping may end
-# any model sooner. Each row comes from the lesson that trains the model (its
-# `results.json`, same settings and backend): run lessons 00-04 first to fill the table; a
-# model not yet measured shows its parameter count only. Parameter counts, training time,
-# training throughput (target tokens per second), and test BLEU.
+# early stopping, and a wall-clock budget per *lesson*: by default 4.25 minutes of training.
+# Lessons 01-05 give it all to their one model; lesson 00 splits it equally over its three
+# training runs (about 1.4 minutes each for `seq2seq`, `bahdanau`, and `bahdanau` again with
+# scheduled sampling), and early stopping may end any model sooner. Each row comes from the
+# lesson that trains the model (its `results.json`, same settings and backend): run lessons
+# 00-04 first to fill the table; a model not yet measured shows its parameter count only.
+# Parameter counts, training time, training throughput (target tokens per second), and test
+# BLEU.
 
 # %%
 from kerasattn.course import evolution_rows

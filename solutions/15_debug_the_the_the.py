@@ -45,7 +45,9 @@ Hints:
       whatever the layer's size: with 64 inputs a unit's pre-activation has a standard
       deviation of about 8, and tanh and the softmax saturate.
     * For random unit-variance s and h, ``s . h`` has variance d: divide by sqrt(d).
-    * At step 0 the ratio must be 1 (pure teacher forcing), and it must never increase.
+    * The linear schedule starts at exactly 1 (pure teacher forcing) at step 0; the
+      inverse sigmoid starts at k / (k + 1) (0.91 for k = 10), close to 1. Neither may
+      ever increase.
     * With ``ratio = 1`` the decoder must read exactly the reference tokens; with
       ``ratio = 0`` exactly its own argmax. A token uses the reference when its draw is
       below the ratio.

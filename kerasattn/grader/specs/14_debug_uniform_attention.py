@@ -39,7 +39,7 @@ def run(student, inputs):
 def _reference(inputs, scale=1.0, axis=-1):
     from kerasattn.reference import bahdanau_attention, masked_softmax
 
-    # The general score is linear in W: s^T W h / sqrt(d_k) = s^T (W / sqrt(d_k)) h.
+    # The scaled general score is linear in W: s^T W h / sqrt(d_k) = s^T (W / sqrt(d_k)) h.
     W = inputs["w/W"] * scale / np.sqrt(D_K)
     if axis == -1:
         return bahdanau_attention(inputs["query"], inputs["memory"], W=W,
