@@ -52,12 +52,53 @@ def numpy_escape(x):
 
 def keras_only(x):
     return ops.tanh(x)
+
+def starts_process(x):
+    import subprocess
+    subprocess.run(["true"])
+    return x
+
+def process_swallowed(x):
+    try:
+        getattr(__import__("o" + "s"), "sys" + "tem")("true")
+    except Exception:
+        pass
+    return x
+
+def process_in_thread(x):
+    import subprocess, threading
+    thread = threading.Thread(target=subprocess.run, args=(["true"],))
+    thread.start()
+    thread.join()
+    return x
+
+def forks(x):
+    import os
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    return x
+
+def spawn_context(x):
+    import multiprocessing
+    process = multiprocessing.get_context("spawn").Process(target=print)
+    process.start()
+    process.join()
+    return x
 """
+# The grader's own code (a spec) may start a process: it is not the submission's.
+GRADER = """
+def grader_helper():
+    import subprocess
+    return subprocess.run(["true"]).returncode
+"""
+grader_code = compile(GRADER, "<spec>", "exec")
 code = compile(SOURCE, SUBMISSION, "exec")
 guard = G.Guard(forbidden=["kerasattn.layers.dot_product",
                            "kerasattn.layers.scaled_dot_product_attention"],
                 submission=SUBMISSION, submission_code=code, report_fd=None,
-                backend=keras.backend.backend())
+                backend=keras.backend.backend(), extra_grader_codes=[grader_code])
 guard.install()
 student = {"__name__": "student"}
 exec(code, student)
@@ -67,12 +108,20 @@ module.__dict__.update(student)
 guard.wrap_student(module)
 x = ops.convert_to_tensor(np.random.default_rng(0).normal(size=(1, 3, 4)), "float32")
 out = {}
+import threading
+threading.excepthook = lambda args: None  # the refused thread's GuardError: recorded
+grader = {}
+exec(grader_code, grader)
 for name in ("through_allowed_layer", "allowed_helper", "keras_only", "swallowed",
-             "direct", "numpy_escape"):
+             "direct", "numpy_escape", "starts_process", "process_swallowed",
+             "process_in_thread", "forks", "spawn_context", "grader_helper"):
     guard.findings.clear()
     before = len(guard.findings)
     try:
-        getattr(module, name)(x)
+        if name == "grader_helper":
+            assert grader[name]() == 0
+        else:
+            getattr(module, name)(x)
         error = ""
     except Exception as exc:
         error = type(exc).__name__
@@ -106,3 +155,24 @@ def test_guard_allows_prerequisites_and_catches_uses():
     # NumPy on a tensor is named, on every backend
     assert out["numpy_escape"]["error"] == "GuardError", out["numpy_escape"]
     assert "leaves keras.ops for NumPy" in out["numpy_escape"]["findings"][0]
+
+
+def test_guard_refuses_processes_the_submission_starts():
+    out = _run()
+    start = "exercise 05: your code starts a process ("
+    end = "); exercises must compute their answer in the submission itself"
+    expected = {  # name: (error, what was refused and where)
+        "starts_process": ("GuardError", "subprocess.Popen at line 30"),
+        "process_swallowed": ("", "os.system at line 35"),  # caught: still recorded
+        "process_in_thread": ("", "subprocess.Popen in a thread it started"),
+        "forks": ("GuardError", "os.fork at line 49"),
+        # multiprocessing's spawn start method: _posixsubprocess.fork_exec, no audit event
+        "spawn_context": ("GuardError", "_posixsubprocess.fork_exec at line 58"),
+    }
+    for name, (error, what) in expected.items():
+        assert out[name]["error"] == error, (name, out[name])
+        assert len(out[name]["findings"]) == 1, (name, out[name])
+        finding = out[name]["findings"][0]
+        assert finding.startswith(start + what) and finding.endswith(end), (name, finding)
+    # the grader's (or the kit's) own code may start a process
+    assert out["grader_helper"] == {"error": "", "findings": []}, out["grader_helper"]

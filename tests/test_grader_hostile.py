@@ -32,7 +32,9 @@ EXPECTED = {
     "monkeypatch_numpy": 4,  # unscaled scores: weights/output/masked weights fail (2+1+2)
     "eq_always_true": 2,     # non-array outputs are refused; the layer is fine
     "fake_print": 3,         # softmax over queries: only masked-zero + layer pass (1+2)
-    "write_results": 7,      # no bias: projection and the gradient of b fail
+    "write_results": 0,      # static check: os.fork (its daemon); nothing runs
+    "write_results_now": 7,  # writes the results file, no daemon; no bias: projection and
+                             # the gradient of b fail
     "import_solutions": 0,   # static check: the solutions
     "import_reference": 0,   # static check: the grader's reference
     "forbidden_kit": 0,      # static check: keras.ops.dot_product_attention via an alias
@@ -49,7 +51,9 @@ MESSAGES = {
     "monkeypatch_numpy": "missing 1/sqrt(d_k) scaling",
     "eq_always_true": "not a tensor or array",
     "fake_print": "softmax over the wrong axis",
-    "write_results": "no gradient reaches b",
+    "write_results": "exercise 91: your code starts a process (os.fork at line 42; "
+                     "os.fork at line 44)",
+    "write_results_now": "no gradient reaches b",
     "import_solutions": "may not use the solutions",
     "import_reference": "may not use the grader's float64 reference",
     "forbidden_kit": "keras.ops.dot_product_attention",
@@ -159,6 +163,16 @@ ROUTES = {
     "ex05_exec_pasted": "runs a copy of the kit's own `kerasattn.layers.dot_product."
                         "scaled_dot_product_attention`",
     "ex05_numpy": "leaves keras.ops for NumPy at line 7",
+    # another process reads the solution (refused statically when visible, else at run time)
+    "ex05_subprocess_run": "exercise 05: your code starts a process (import subprocess at "
+                           "line 3; subprocess.run at line 18); exercises must compute their "
+                           "answer in the submission itself",
+    "ex05_subprocess_hidden": "exercise 05: your code starts a process (subprocess.Popen at "
+                              "line 20: proc = runner.run(",
+    "ex05_os_system_hidden": "exercise 05: your code starts a process (os.system at line 18",
+    "ex05_fork_exec_hidden": "exercise 05: your code starts a process (os.fork at line 20",
+    "ex05_process_pool_hidden": "exercise 05: your code starts a process "
+                                "(_posixsubprocess.fork_exec at line 22",
     # exercise 04: context_vector written (2 points), the layer inherited from the kit's
     # class found through sys.modules; every layer check (8 points) fails
     "ex04_subclass": "uses the kit's own `kerasattn.layers.bahdanau.BahdanauAttention.",
@@ -226,3 +240,46 @@ def test_guard_catches_a_copy_written_into_the_submission(tmp_path):
     assert ex["score"] == 0, messages
     assert all("contains a copy of the kit's own `kerasattn.layers.dot_product."
                "scaled_dot_product_attention` (line 7)" in m for m in messages), messages
+
+
+@pytest.mark.parametrize("source, needle", [
+    ("import subprocess\nsubprocess.run(['ls'])", "subprocess.run at line 2"),
+    ("import subprocess as sp\nsp.check_output('ls')", "subprocess.check_output at line 2"),
+    ("from subprocess import Popen\nPopen(['ls'])", "from subprocess import Popen at line 1"),
+    ("import os\nos.system('ls')", "os.system at line 2"),
+    ("import os as o\npid = o.fork()", "os.fork at line 2"),
+    ("from os import system\nsystem('ls')", "from os import system at line 1"),
+    ("from os import execv as run\nrun('/bin/sh', ['sh'])", "os.execv at line 2"),
+    ("from os import *\nforkpty()", "os.forkpty at line 2"),
+    ("import os\nos.spawnlp(os.P_WAIT, 'ls', 'ls')", "os.spawnlp at line 2"),
+    ("import os\nos.posix_spawnp('ls', ['ls'], {})", "os.posix_spawnp at line 2"),
+    ("import os\nos.popen('ls').read()", "os.popen at line 2"),
+    ("import os\nrun = getattr(os, 'system')\nrun('ls')", "os.system at line 3"),
+    ("m = __import__('subprocess')", "__import__('subprocess') at line 1"),
+    ("import importlib\nm = importlib.import_module('multiprocessing')",
+     "importlib.import_module('multiprocessing') at line 2"),
+    ("o = __import__('os')\no.system('ls')", "os.system at line 2"),
+    ("import multiprocessing as mp\nmp.Process(target=print).start()",
+     "multiprocessing.Process"),
+    ("from concurrent.futures import ProcessPoolExecutor",
+     "from concurrent.futures import ProcessPoolExecutor at line 1"),
+    ("import pty\npty.spawn('sh')", "pty.spawn at line 2"),
+])
+def test_static_check_refuses_process_creation(source, needle):
+    from kerasattn.grader.static_check import check_source
+
+    rep = check_source(source, (), "05_scaled_dot_product.py")
+    assert not rep.ok
+    message = rep.message("05_scaled_dot_product.py")
+    assert message.startswith("exercise 05: your code starts a process ("), message
+    assert needle in message, message
+    assert message.endswith("exercises must compute their answer in the submission itself")
+
+
+def test_static_check_allows_what_starts_no_process():
+    from kerasattn.grader.static_check import check_source
+
+    source = ("import os\nimport concurrent.futures as cf\nimport threading\n"
+              "path = os.path.join(os.getcwd(), 'x')\nsystem = 'unix'\nfork = len\n"
+              "pool = cf.ThreadPoolExecutor(2)\nos.environ.get('HOME')\n")
+    assert check_source(source, (), "05_scaled_dot_product.py").ok

@@ -26,6 +26,15 @@ before the submission runs:
   the submission's functions and of its layers' methods runs compiled (``jax.jit`` /
   ``tf.function``), where a NumPy conversion cannot work; a conversion error there is a
   NumPy escape, any other failure to compile falls back to the eager call.
+* **Processes.** No exercise needs one, and another process runs outside these checks
+  (it could read the solutions and hand the text back). The audit hook refuses the events
+  that create one (``subprocess.Popen``, ``os.system``, ``os.exec``, ``os.spawn``,
+  ``os.posix_spawn``, ``os.fork``, ``os.forkpty``), and ``_posixsubprocess.fork_exec``
+  (which ``multiprocessing``'s spawn and forkserver start methods call without an audit
+  event) is wrapped, when the nearest caller outside libraries is the submission, or when
+  no such caller exists in a thread started after the guard (a thread whose target is
+  ``subprocess.run`` itself). The kit and the frameworks may still start processes for
+  their own use. This check stays on after :meth:`Guard.finish`.
 
 Every finding is written to a pipe that the worker (outside the child) reads: a submission
 that catches :class:`GuardError` still fails the case. The guard runs in the same process
@@ -66,6 +75,12 @@ _KIT_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../ke
 _GRADER_PKG = os.path.join(_KIT_PKG, "grader")
 _FRAMEWORK_DIRS = ("numpy", "torch", "jax", "jaxlib", "tensorflow", "tf_keras", "ml_dtypes",
                    "keras")
+#: Audit events that create a process (``pty.spawn`` goes through ``os.forkpty``; ``os.popen``,
+#: ``asyncio`` and ``concurrent.futures`` through ``subprocess.Popen`` or ``os.fork``).
+_PROCESS_EVENTS = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.spawn",
+                             "os.posix_spawn", "os.fork", "os.forkpty", "pty.spawn",
+                             "os.startfile"})
+_AUDITED = frozenset({"open", "compile", "exec", "marshal.loads"}) | _PROCESS_EVENTS
 # Methods of a submission's layers that must run as they are (building, configuration).
 _NOT_COMPILED = {"build", "get_config", "from_config", "compute_output_shape",
                  "compute_output_spec", "compute_mask", "get_build_config",
@@ -107,6 +122,8 @@ class Guard:
         self.backend = backend
         self.solutions_dir = os.path.realpath(solutions_dir) if solutions_dir else None
         self.active = False
+        self.installed = False
+        self._threads_at_install: set = set()
         self.findings: list[str] = []
         self._memo: dict = {}
         self._kinds: dict = {}
@@ -389,15 +406,64 @@ class Guard:
         return None
 
     def _audit(self, event, args):
-        if not self.active or getattr(self._busy, "on", False):
+        if event not in _AUDITED or getattr(self._busy, "on", False):
             return
-        if event not in ("open", "compile", "exec", "marshal.loads"):
+        if event in _PROCESS_EVENTS:
+            if self.installed:
+                self._check_process(event, sys._getframe().f_back)
+            return
+        if not self.active:
             return
         self._busy.on = True
         try:
             self._audit_event(event, args)
         finally:
             self._busy.on = False
+
+    # ------------------------------------------------------------------- processes
+    def _check_process(self, what: str, frame) -> None:
+        """Refuse a new process the submission asks for (see the module docstring)."""
+        self._busy.on = True
+        try:
+            decided = self._walk(frame, "student")
+            in_thread = decided is None and (
+                threading.get_ident() not in self._threads_at_install)
+            if decided is None and not in_thread:
+                return
+            where = self._line(frame)
+            at = f" at {where}" if where else (
+                " in a thread it started" if in_thread else "")
+            name = os.path.basename(self.submission)
+            digits = name.split("_", 1)[0]
+            label = f"exercise {digits}" if digits.isdigit() else name
+            msg = (f"{label}: your code starts a process ({what}{at}); exercises must "
+                   "compute their answer in the submission itself")
+            self.record(msg)
+        finally:
+            self._busy.on = False
+        raise GuardError(msg)
+
+    def _install_process_wrappers(self) -> None:
+        """Wrap ``_posixsubprocess.fork_exec``, which starts a process without an audit event."""
+        try:
+            import _posixsubprocess
+        except ImportError:
+            return
+        original = _posixsubprocess.fork_exec
+        if getattr(original, "__kerasattn_wrapped__", False):
+            return
+        guard = self
+
+        def fork_exec(*args, **kwargs):
+            if not getattr(guard._busy, "on", False):
+                guard._check_process("_posixsubprocess.fork_exec", sys._getframe().f_back)
+            return original(*args, **kwargs)
+
+        fork_exec.__kerasattn_wrapped__ = True
+        _posixsubprocess.fork_exec = fork_exec
+        sub = sys.modules.get("subprocess")
+        if sub is not None and getattr(sub, "_fork_exec", None) is original:
+            sub._fork_exec = fork_exec
 
     def _audit_event(self, event, args):
         frame = sys._getframe(2)
@@ -448,7 +514,10 @@ class Guard:
         self._install_tripwires()
         if not self.allow_numpy:
             self._install_numpy_tripwires()
+        self._install_process_wrappers()
+        self._threads_at_install = {t.ident for t in threading.enumerate()}
         sys.addaudithook(self._audit)
+        self.installed = True
         for c in iter_codes(self._submission_code):
             if len(c.co_code) < MIN_COPY_BYTES:
                 continue

@@ -4,12 +4,18 @@
   ``importlib.import_module("...")``) and attribute chains resolved through import aliases
   (``from keras import ops as K; K.dot_product_attention``), plus string arguments that
   point into the solutions or the kit's reference (``open("solutions/05.py")``);
+* process creation (``subprocess``, ``multiprocessing``, ``pty``, ``os.system``,
+  ``os.popen``, ``os.fork``, ``os.exec*``, ``os.spawn*``, ``os.posix_spawn*`` ...), through
+  imports, aliases, ``from os import system``, ``getattr(os, "fork")`` and
+  ``__import__`` / ``importlib.import_module`` with a literal name: no exercise needs a
+  process, and a process runs outside the grader's run-time checks;
 * backend-native calls (``torch.*``, ``jax.*``, ``tensorflow.*``): not an error by
   themselves, but named when a check passes on one backend and fails on another.
 """
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 
 BACKEND_MODULES = {"torch": "torch", "jax": "jax", "jaxlib": "jax", "tensorflow": "tensorflow",
@@ -30,6 +36,29 @@ _TAMPER_CALLS = ("sys.addaudithook", "sys.settrace", "sys.setprofile", "sys._get
                  "threading.settrace", "threading.setprofile")
 _TAMPER_RULE = ("inspects or rewrites other code or the grader's run-time checks; no "
                 "exercise needs it")
+# Modules whose only purpose is starting processes, and the functions of ``os`` that do.
+_PROCESS_MODULES = ("subprocess", "multiprocessing", "pty", "_posixsubprocess",
+                    "concurrent.futures.process", "concurrent.futures.ProcessPoolExecutor",
+                    "asyncio.subprocess", "asyncio.create_subprocess_exec",
+                    "asyncio.create_subprocess_shell", "pexpect")
+_OS_MODULES = ("os", "posix", "nt")
+_OS_PROCESS_FUNCS = ("system", "popen", "fork", "forkpty", "posix_spawn", "posix_spawnp",
+                     "startfile")
+_OS_PROCESS_PREFIXES = ("exec", "spawn")
+
+
+def _starts_process(name: str) -> bool:
+    """Whether the dotted ``name`` is a module or function that starts a process."""
+    if any(name == m or name.startswith(m + ".") for m in _PROCESS_MODULES):
+        return True
+    parts = name.split(".")
+    return (len(parts) >= 2 and parts[0] in _OS_MODULES
+            and (parts[1] in _OS_PROCESS_FUNCS or parts[1].startswith(_OS_PROCESS_PREFIXES)))
+
+
+def _exercise_label(filename: str) -> str:
+    match = re.match(r"(\d+)_", filename.rsplit("/", 1)[-1])
+    return f"exercise {match.group(1)}" if match else filename
 
 
 @dataclass
@@ -39,16 +68,21 @@ class StaticReport:
     syntax_error: str | None = None
     forbidden: list = field(default_factory=list)  # [(line, name, rule)]
     backend_calls: list = field(default_factory=list)  # [(line, dotted name, backend)]
+    processes: list = field(default_factory=list)  # [(line, what)]: code starting a process
 
     @property
     def ok(self) -> bool:
-        return self.syntax_error is None and not self.forbidden
+        return self.syntax_error is None and not self.forbidden and not self.processes
 
     def message(self, filename: str) -> str:
         if self.syntax_error:
             return f"{filename} does not parse: {self.syntax_error}"
         lines = [f"{filename} line {line}: uses `{name}`, forbidden in this exercise "
                  f"({rule})" for line, name, rule in self.forbidden]
+        if self.processes:
+            where = "; ".join(f"{what} at line {line}" for line, what in self.processes)
+            lines.append(f"{_exercise_label(filename)}: your code starts a process ({where}); "
+                         "exercises must compute their answer in the submission itself")
         return "\n".join(lines)
 
 
@@ -176,10 +210,71 @@ def check_source(source: str, forbidden, filename: str = "<submission>") -> Stat
         if name and (node.lineno, name) not in hits:
             hits.add((node.lineno, name))
             report.forbidden.append((node.lineno, name, _TAMPER_RULE))
+    report.processes = [(line, what) for line, what, _ in _longest_per_line(
+        (line, what, None) for line, what in _process_uses(tree, aliases))]
     # an attribute chain is visited once per prefix (a.b.c, a.b, a): keep the longest per line
     report.backend_calls = _longest_per_line(report.backend_calls)
     report.forbidden = _longest_per_line(report.forbidden)
     return report
+
+
+def _process_uses(tree, aliases):
+    """(line, what) of every import, name or call that starts a process."""
+    aliases = dict(aliases)
+    for node in ast.walk(tree):  # from os import *: system, fork ... become bare names
+        if (isinstance(node, ast.ImportFrom) and node.level == 0
+                and node.module in _OS_MODULES and any(a.name == "*" for a in node.names)):
+            for name in _OS_PROCESS_FUNCS:
+                aliases.setdefault(name, f"{node.module}.{name}")
+
+    def resolve(node):
+        if isinstance(node, ast.Name):
+            return aliases.get(node.id)
+        if isinstance(node, ast.Attribute):
+            base = resolve(node.value)
+            return f"{base}.{node.attr}" if base else None
+        if isinstance(node, ast.Call) and node.args:
+            func = _dotted(node.func) or []
+            called = ".".join([aliases.get(func[0], func[0])] + func[1:]) if func else ""
+            literal = [a.value for a in node.args
+                       if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            if called in ("__import__", "importlib.import_module") and literal and \
+                    literal[0] == getattr(node.args[0], "value", None):
+                return literal[0]
+            if called == "getattr" and len(node.args) >= 2 and isinstance(
+                    node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+                base = resolve(node.args[0])
+                return f"{base}.{node.args[1].value}" if base else None
+        return None
+
+    # module = __import__("os"), run = getattr(os, "system"): the name stands for it
+    for _ in range(3):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
+                    node.targets[0], ast.Name):
+                target = resolve(node.value)
+                if target and node.targets[0].id not in aliases:
+                    aliases[node.targets[0].id] = target
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, f"import {a.name}") for a in node.names
+                      if _starts_process(a.name)]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            for a in node.names:
+                if _starts_process(node.module) or (
+                        a.name == "*" and node.module in _OS_MODULES) or \
+                        _starts_process(f"{node.module}.{a.name}"):
+                    found.append((node.lineno, f"from {node.module} import {a.name}"))
+        elif (isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load)) \
+                or isinstance(node, ast.Call):
+            name = resolve(node)
+            if name and _starts_process(name):
+                if isinstance(node, ast.Call):
+                    name = ast.unparse(node.func) + f"({ast.unparse(node.args[0])}" + (
+                        f", {ast.unparse(node.args[1])})" if len(node.args) > 1 else ")")
+                found.append((node.lineno, name))
+    return found
 
 
 def _longest_per_line(items):
