@@ -322,8 +322,9 @@ def run(args) -> list[dict]:
 
     import keras
 
-    from kerasattn import inference, metrics, training
+    from kerasattn import metrics, training
     from kerasattn.data import load_tatoeba
+    from kerasattn.inference import Translator
     from kerasattn.training import recipes
 
     # keras-hub's embedding passes its mask to layers that take it explicitly
@@ -388,16 +389,13 @@ def run(args) -> list[dict]:
                                    recipe.train["bucket"], timer, stop),
                          params=int(model.count_params()))
             start = time.perf_counter()
-            hyps = inference.translate_texts(model, p.test_sources, src_vocab=p.src_vocab,
-                                             tgt_vocab=p.tgt_vocab, normalized=True,
-                                             detokenized=False, batch_size=128)
+            translator = Translator(model, p.src_vocab, p.tgt_vocab)
+            hyps = translator.translate(p.test_sources, normalized=True, detokenized=False)
         decodings = [(name, hyps, time.perf_counter() - start)]
         if name != BASELINE and args.beam > 1:
             start = time.perf_counter()
-            hyps = inference.translate_texts(model, p.test_sources, src_vocab=p.src_vocab,
-                                             tgt_vocab=p.tgt_vocab, normalized=True,
-                                             detokenized=False, batch_size=128,
-                                             beam=args.beam)
+            hyps = translator.translate(p.test_sources, normalized=True, detokenized=False,
+                                        beam=args.beam)
             decodings.append((f"{name} + beam {args.beam}", hyps,
                               time.perf_counter() - start))
         for label, hyps, decode_seconds in decodings:

@@ -12,7 +12,7 @@ import sys
 
 # README example: begin
 from kerasattn.data import Vocabulary, builtin_corpus, make_arrays
-from kerasattn.decoding import translate
+from kerasattn.inference import Translator
 from kerasattn.models import build_model
 from kerasattn.training import recommended_training, train
 
@@ -24,7 +24,9 @@ tgt = Vocabulary.build(t for _, t in corpus.train)
 model = build_model("bahdanau", len(src), len(tgt))
 result = train(model, make_arrays(corpus.train, src, tgt), make_arrays(corpus.valid, src, tgt),
                epochs=10, **recommended_training("bahdanau"))
-print(translate(model, ["the black cat sleeps on the old chair ."], src, tgt))
+translator = Translator(model, src, tgt)
+print(translator.translate(["The black cat sleeps on the old chair."]))
+translator.save("outputs/my_bahdanau")  # then: kerasattn translate outputs/my_bahdanau "..."
 # README example: end
 print(f"{result.epochs_run} epochs in {result.train_seconds:.0f} s, "
       f"{result.tokens_per_second:,.0f} target tokens/s")

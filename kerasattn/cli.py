@@ -197,8 +197,8 @@ def cmd_lesson(args) -> int:
 
 def cmd_train(args) -> int:
     from kerasattn.course import options
-    from kerasattn.course.checkpoints import train_and_save
     from kerasattn.course.printing import format_table
+    from kerasattn.course.train import train_and_save
 
     options.check_model_name(args.model)
     settings = options.settings_from_args(args, options.checkpoint_dir(args.model))
@@ -222,8 +222,8 @@ def cmd_train(args) -> int:
 
 
 def cmd_translate(args) -> int:
-    from kerasattn.course.checkpoints import load_checkpoint, translate_sentence
     from kerasattn.course.printing import format_attention
+    from kerasattn.inference import Translator
 
     if args.beam < 1:
         raise UsageError(f"--beam must be >= 1; received {args.beam}")
@@ -232,36 +232,36 @@ def cmd_translate(args) -> int:
                          + ("both" if args.input else "neither"))
     if args.output and args.input is None:
         raise UsageError("--output needs --input FILE")
+    if args.input is not None and args.attention:
+        raise UsageError("--attention works on one sentence, not with --input")
+    if args.sentence is not None and not args.sentence.strip():
+        raise UsageError("translate: expected a non-empty sentence; received an empty string")
+    translator = Translator.load(args.checkpoint)
     if args.input is not None:
-        if args.attention:
-            raise UsageError("--attention works on one sentence, not with --input")
-        from kerasattn.course.checkpoints import translate_lines
-
-        translate_lines(load_checkpoint(args.checkpoint), args.input, args.output,
-                        beam=args.beam)
+        translator.translate_file(args.input, args.output, beam=args.beam)
         if args.output:
             print(f"translations written to {args.output}", file=sys.stderr)
         return 0
-    ckpt = load_checkpoint(args.checkpoint)
-    res = translate_sentence(ckpt, args.sentence, beam=args.beam,
-                                          attention=args.attention)
-    if res["unknown_words"]:
+    t = translator.decode([args.sentence], beam=args.beam, attention=args.attention)[0]
+    if t.unknown_words:
         print(f"note: not in the source vocabulary (read as <unk>): "
-              f"{', '.join(res['unknown_words'])}", file=sys.stderr)
-    print(res["translation"])
+              f"{', '.join(t.unknown_words)}", file=sys.stderr)
+    print(t.text)
     if args.attention:
-        weights = res["attention"]
+        weights = t.attention_map("cross")                    # (h, T_out, S)
         if weights is None:
-            print(f"(model {ckpt.name!r} has no attention to show: seq2seq reads one fixed "
-                  f"context vector)")
+            print(f"(model {translator.name!r} has no attention to show: seq2seq reads one "
+                  f"fixed context vector)")
             return 0
+        if weights.shape[0] == 1:
+            weights = weights[0]                              # (T_out, S)
+        label = "cross-attention of the last decoder layer"
         print()
-        print(format_attention(weights, res["source_tokens"], res["target_tokens"],
-                               res["attention_label"]))
+        print(format_attention(weights, t.source_tokens, t.target_tokens, label))
         plot = Path(args.plot) if args.plot else Path(args.checkpoint) / "attention.png"
         from kerasattn import plots
-        plots.attention_heatmap(weights, res["source_tokens"], res["target_tokens"], plot,
-                                title=f"{ckpt.name}: {res['attention_label']}")
+        plots.attention_heatmap(weights, t.source_tokens, t.target_tokens, plot,
+                                title=f"{translator.name}: {label}")
         print(f"\nheatmap saved to {plot}")
     return 0
 

@@ -345,15 +345,14 @@ lesson.curves(["bahdanau", sampled.name], "curves_scheduled_sampling.png",
 
 # %%
 from kerasattn import metrics as kmetrics
-from kerasattn.decoding import translate
 
 pairs = lesson.data.test_pairs[:100]
+translator = lesson.translator(bahdanau)
 rows = []
 for beta in (0.0, 0.2):
-    # max_length None: outputs up to 1.5x the longest source (quick mode: a short cap)
-    hyps = translate(bahdanau.model, [src for src, _ in pairs], lesson.data.src_vocab,
-                     lesson.data.tgt_vocab, method="beam", beam_size=4,
-                     max_length=settings.max_decode, coverage_penalty=beta)
+    # outputs up to 1.5x each source's length (quick mode: a short cap)
+    hyps = translator.translate([src for src, _ in pairs], normalized=True, detokenized=False,
+                                beam=4, coverage_penalty=beta)
     repeats = sum(a == b for h in hyps for a, b in zip(h.split(), h.split()[1:]))
     rows.append([f"beam 4, coverage penalty {beta}",
                  f"{kmetrics.corpus_bleu(hyps, [ref for _, ref in pairs]):.1f}",

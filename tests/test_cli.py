@@ -177,17 +177,18 @@ def test_translate_prints_translation_and_attention(trained, capsys):
     _, checkpoint = trained
     meta = json.loads((checkpoint / "meta.json").read_text())
     sentence = meta["example_source"]
-    from kerasattn.course.checkpoints import load_checkpoint
+    from kerasattn.inference import Translator
 
-    tgt_vocab = load_checkpoint(checkpoint).tgt_vocab
+    translator = Translator.load(checkpoint)
     plot = checkpoint / "att.png"
     rc = cli.main(["translate", str(checkpoint), sentence, "--attention", "--plot",
                    str(plot)])
     out = capsys.readouterr().out
     assert rc == 0
     lines = out.splitlines()
-    translation = lines[0].split()
-    assert translation and all(w in tgt_vocab for w in translation)  # target-language words
+    assert lines[0] == translator.translate([sentence])[0]            # the Translator's
+    translation = translator.translate([sentence], detokenized=False)[0].split()
+    assert translation and all(w in translator.tgt_vocab for w in translation)
     # the attention table: a header of source tokens, one row per generated token whose
     # weights form a distribution over the source
     start = next(i for i, ln in enumerate(lines) if ln.startswith("attention weights"))
@@ -200,12 +201,14 @@ def test_translate_prints_translation_and_attention(trained, capsys):
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # deterministic, and a beam search of width 3 also prints one translation line
     assert cli.main(["translate", str(checkpoint), sentence]) == 0
-    assert capsys.readouterr().out.splitlines()[0].split() == translation
+    assert capsys.readouterr().out.splitlines()[0] == lines[0]
     assert cli.main(["translate", str(checkpoint), sentence, "--beam", "3"]) == 0
     out = capsys.readouterr().out
     # one line; a one-epoch model's best beam may end at once (an empty translation)
     assert re.fullmatch(r"[^\n]*\n", out)
-    assert all(w in tgt_vocab for w in out.split())
+    beam = translator.translate([sentence], beam=3, detokenized=False)[0].split()
+    assert out.strip() == translator.translate([sentence], beam=3)[0]
+    assert all(w in translator.tgt_vocab for w in beam)
 
 
 def test_translate_reports_an_incomplete_checkpoint(tmp_path, capsys):

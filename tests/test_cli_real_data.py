@@ -163,8 +163,9 @@ def test_new_run_options_reach_the_lesson_script(tmp_path):
 def test_decode_cap_counts_encoded_tokens_not_spaces(monkeypatch):
     """A Japanese sentence is one "word": the output cap must come from its pieces."""
     from kerasattn import decoding
-    from kerasattn.course.translate import translate_batch
     from kerasattn.data import SubwordTokenizer
+    from kerasattn.inference import Translator
+    from kerasattn.models import build_model
 
     lines = [line.split("\t") for line in EXCERPT.read_text(encoding="utf-8").splitlines()]
     sp = SubwordTokenizer.build([f[1] for f in lines], vocab_size=300)
@@ -173,14 +174,15 @@ def test_decode_cap_counts_encoded_tokens_not_spaces(monkeypatch):
     assert n > 10 and len(sentence.split()) == 1
     seen = {}
 
-    def fake_translate(model, batch, src_vocab, tgt_vocab, max_length, **kw):
-        seen["max_length"] = max_length
+    def fake_greedy(model, src, max_length, **kw):
+        seen["max_length"], seen["width"] = max_length, src.shape[1]
         raise StopIteration
 
-    monkeypatch.setattr(decoding, "translate", fake_translate)
+    monkeypatch.setattr(decoding, "greedy_decode", fake_greedy)
+    model = build_model("seq2seq", len(sp), len(sp), embed_dim=8, units=8)
     with pytest.raises(StopIteration):
-        translate_batch(None, [sentence], sp, sp)
-    assert seen["max_length"] >= 1.5 * n + 5
+        Translator(model, sp, sp).translate([sentence], normalized=True)
+    assert seen["max_length"] >= 1.5 * n + 5 and seen["width"] >= n
 
 
 @pytest.mark.parametrize("model", ["bahdanau", "transformer"])

@@ -11,7 +11,7 @@ import pytest
 from conftest import to_numpy
 from tiny_models import tiny_bag, tiny_pairs
 
-from kerasattn import backend_utils, training
+from kerasattn import backend_utils, files, training
 from kerasattn.metrics import masked_sparse_ce
 from kerasattn.training import checkpointing
 from kerasattn.training.schedules import TransformerSchedule
@@ -164,7 +164,7 @@ def test_crash_during_checkpoint_write_keeps_previous_checkpoint(tmp_path, monke
         raise OSError("disk full (simulated)")
 
     with pytest.raises(OSError):
-        checkpointing.atomic_write(str(best), half_h5)
+        files.atomic_write(str(best), half_h5)
     assert last.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         [checkpointing.LAST_CHECKPOINT, checkpointing.BEST_WEIGHTS])   # no temp files left
@@ -176,7 +176,7 @@ def test_crash_during_checkpoint_write_keeps_previous_checkpoint(tmp_path, monke
     assert _weights_equal(fresh2.get_weights(), saved)
     # a crash that killed the process leaves a stale temp file: the next run removes it
     (tmp_path / ".tmp-abc-last.ckpt.npz").write_bytes(b"partial")
-    assert len(checkpointing.clean_stale_temp_files(str(tmp_path))) == 1
+    assert len(files.clean_stale_temp_files(str(tmp_path))) == 1
 
 
 def test_resume_continues_exactly_where_it_stopped(tmp_path):

@@ -7,25 +7,24 @@ Modules (none imports keras at import time, so a lesson can still choose its bac
 * :mod:`~kerasattn.course.scripts`: finding and running the lesson scripts.
 * :mod:`~kerasattn.course.printing`: tables, attention matrices and headings as text.
 * :mod:`~kerasattn.course.data`: a lesson's corpus, vocabularies and arrays.
-* :mod:`~kerasattn.course.train`: building and training a model for a lesson.
-* :mod:`~kerasattn.course.translate`: translating batches and single sentences.
+* :mod:`~kerasattn.course.train`: building and training a model for a lesson;
+  ``kerasattn train`` (train, score, save a checkpoint).
+* :mod:`~kerasattn.course.translate`: a lesson's model as a
+  :class:`kerasattn.inference.Translator`.
 * :mod:`~kerasattn.course.lesson`: the :class:`Lesson` runner (figures, ``results.json``).
 * :mod:`~kerasattn.course.lesson_helpers`: pieces of single lessons (04, 05).
-* :mod:`~kerasattn.course.checkpoints`: ``kerasattn train`` / ``translate`` checkpoints.
 * :mod:`~kerasattn.course.backends_demo`: ``kerasattn backends``.
 """
 import importlib
 
 _WHERE = {
-    "checkpoints": ["Checkpoint", "load_checkpoint", "save_checkpoint", "train_and_save",
-                    "translate_sentence"],
     "data": ["LessonData", "load_data", "spread"],
     "lesson": ["Lesson"],
     "lesson_helpers": ["LESSON_OF_MODEL", "compare_decoding", "evolution_rows"],
     "options": ["Settings", "parse_lesson_args"],
     "printing": ["format_attention", "format_table", "heading"],
-    "train": ["Trained", "build", "model_hparams", "train_model"],
-    "translate": ["translate_batch", "translate_with_attention"],
+    "train": ["Trained", "build", "model_hparams", "train_model", "train_and_save"],
+    "translate": ["lesson_translator"],
 }
 _MODULE_OF = {name: module for module, names in _WHERE.items() for name in names}
 __all__ = sorted(_MODULE_OF)

@@ -9,11 +9,10 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from kerasattn.course.checkpoints import META_FILE, MODEL_FILE, load_checkpoint
 from kerasattn.course.data import load_data, spread
 from kerasattn.course.options import OUTPUTS, Settings, check_model_name
 from kerasattn.course.printing import format_table, heading
-from kerasattn.course.translate import translate_batch
+from kerasattn.inference.translator import META_FILE, MODEL_FILE
 
 
 def _child_env(backend: str) -> dict:
@@ -139,8 +138,10 @@ def backend_worker(checkpoint: str, request: str, result: str) -> int:
     backend = keras.backend.backend()
     framework = importlib.import_module(backend)
     req = json.loads(Path(request).read_text())
+    from kerasattn.inference import Translator
+
     start = time.perf_counter()
-    ckpt = load_checkpoint(checkpoint)
+    ckpt = Translator.load(checkpoint)
     load_seconds = time.perf_counter() - start
     s = ckpt.meta.get("settings", {})
     settings = Settings(quick=bool(s.get("quick")), data=s.get("data"),
@@ -157,12 +158,11 @@ def backend_worker(checkpoint: str, request: str, result: str) -> int:
                         dtype=np.float32)
     forward_seconds = time.perf_counter() - start
     srcs = [p[0] for p in spread(test_pairs, req["n_sentences"])]
-    cap = settings.max_decode
+    decode = dict(normalized=True, detokenized=False, **settings.decode_defaults)
     if not settings.quick:  # warm-up (decoder compilation) outside the timing
-        translate_batch(ckpt.model, srcs[:1], ckpt.src_vocab, ckpt.tgt_vocab, max_length=cap)
+        ckpt.translate(srcs[:1], **decode)
     start = time.perf_counter()
-    hyps, _ = translate_batch(ckpt.model, srcs, ckpt.src_vocab, ckpt.tgt_vocab, max_length=cap,
-                              compile=settings.decode_compile)
+    hyps = ckpt.translate(srcs, **decode)
     translate_seconds = time.perf_counter() - start
     out = Path(result)
     np.save(out.parent / f"logits_{backend}.npy", logits)

@@ -12,7 +12,7 @@ from kerasattn.course.data import LessonData, load_data, spread
 from kerasattn.course.options import Settings
 from kerasattn.course.printing import clip, format_table, heading
 from kerasattn.course.train import Trained, train_model
-from kerasattn.course.translate import attention_record, translate_batch, translate_with_attention
+from kerasattn.course.translate import lesson_translator
 
 LENGTH_BUCKETS = (0, 10, 20, 30, float("inf"))
 """Source-length buckets of BLEU by length: 1-10, 11-20, 21-30, 31+ words."""
@@ -86,6 +86,11 @@ class Lesson:
               f"{t.train_seconds:.1f} s {tps}{threads}", flush=True)
         return t
 
+    def translator(self, trained: Trained):
+        """``trained`` as a :class:`kerasattn.inference.Translator` with this lesson's data
+        and decoding settings."""
+        return lesson_translator(trained.model, self.data, self.settings, trained.name)
+
     def evaluate(self, trained: Trained, beam: int = 1) -> dict:
         """BLEU and exact match on the test split (greedy unless ``beam`` > 1)."""
         from kerasattn import metrics
@@ -94,10 +99,9 @@ class Lesson:
         srcs = [s for s, _ in d.test_pairs]
         refs = [t for _, t in d.test_pairs]
         start = time.perf_counter()
-        hyps, _ = translate_batch(trained.model, srcs, d.src_vocab, d.tgt_vocab, beam=beam,
-                                  max_length=self.settings.max_decode,
-                                  compile=self.settings.decode_compile,
-                                  progress=not self.settings.quick)
+        hyps = self.translator(trained).translate(srcs, beam=beam, normalized=True,
+                                                  detokenized=False,
+                                                  progress=not self.settings.quick)
         decode_seconds = time.perf_counter() - start
         res = dict(model=trained.name, params=trained.params,
                    train_seconds=trained.train_seconds,
@@ -110,7 +114,7 @@ class Lesson:
         if d.real:
             # a real corpus: lengths in the tokenizer's tokens, and BLEU against every
             # reference of each distinct source (Tatoeba has several translations of many)
-            from kerasattn.course.translate import tokens_of
+            from kerasattn.inference import tokens_of
 
             lens = [" ".join(tokens_of(d.src_vocab, s)) for s in srcs]
             res["by_length"] = metrics.bleu_by_length(lens, hyps, refs, buckets=LENGTH_BUCKETS)
@@ -146,10 +150,8 @@ class Lesson:
         idx = spread(sorted(range(len(pairs)), key=lambda i: len(src_vocab.encode(pairs[i][0]))),
                      n)
         if res is None:
-            hyps, _ = translate_batch(trained.model, [pairs[i][0] for i in idx],
-                                      self.data.src_vocab, self.data.tgt_vocab,
-                                      max_length=self.settings.max_decode,
-                                  compile=self.settings.decode_compile)
+            hyps = self.translator(trained).translate([pairs[i][0] for i in idx],
+                                                      normalized=True, detokenized=False)
         else:
             hyps = [res["_hyps"][i] for i in idx]
         rows = []
@@ -167,7 +169,7 @@ class Lesson:
 
     def example_sentence(self, min_len: int = 6, max_len: int = 12) -> tuple[str, str]:
         """A test pair of medium length with a reordering (adjective after noun) if any."""
-        from kerasattn.course.translate import tokens_of
+        from kerasattn.inference import tokens_of
 
         d = self.data
         pairs = d.test_pairs
@@ -188,21 +190,15 @@ class Lesson:
 
         if sentence is None:
             sentence = self.example_sentence()[0]
-        rec = translate_with_attention(trained.model, sentence, self.data.src_vocab,
-                                       self.data.tgt_vocab,
-                                       max_length=self.settings.max_decode,
-                                       compile=self.settings.decode_compile,
-                                       src_lang=self.data.src_lang)
-        w = attention_record(rec["attention"], layer=layer, kind=kind)
+        t = self.translator(trained).decode([sentence], attention=True)[0]
+        w = t.attention_map(kind, layer)                         # (h, T_out, K)
         if w is None:
             print(f"{trained.name} has no {kind}-attention to draw")
             return None
-        keys = rec["source_tokens"] if kind == "cross" else \
-            ["<bos>"] + rec["target_tokens"][:-1]
-        label = title or f"{trained.name}: {kind}-attention" + (
-            f", layer {layer % w.shape[0] + 1}" if False else "")
+        keys = t.source_tokens if kind == "cross" else ["<bos>"] + t.target_tokens[:-1]
+        label = title or f"{trained.name}: {kind}-attention"
         return plots.attention_heatmap(
-            w, keys, rec["target_tokens"], self._path(fname), title=label,
+            w, keys, t.target_tokens, self._path(fname), title=label,
             xlabel="source" if kind == "cross" else "decoder input (earlier outputs)")
 
     def architecture(self, name: str):

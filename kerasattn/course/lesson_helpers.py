@@ -8,7 +8,6 @@ from kerasattn.course.data import spread
 from kerasattn.course.lesson import Lesson
 from kerasattn.course.printing import format_table
 from kerasattn.course.train import Trained, build
-from kerasattn.course.translate import translate_batch
 
 
 def compare_decoding(lesson: Lesson, trained: Trained, n_sentences: int = 8, beam: int = 4
@@ -23,16 +22,16 @@ def compare_decoding(lesson: Lesson, trained: Trained, n_sentences: int = 8, bea
                                  n_sentences)]
     runs = []
     outputs = {}
-    cap = dict(max_length=lesson.settings.max_decode,
-               compile=lesson.settings.decode_compile)
-    for label, kwargs in (("greedy, K/V cache", dict(beam=1, cache=True, **cap)),
-                          ("greedy, no cache", dict(beam=1, cache=False, **cap)),
-                          (f"beam {beam}, cache", dict(beam=beam, cache=True, **cap))):
+    translator = lesson.translator(trained)
+    for label, kwargs in (("greedy, K/V cache", dict(beam=1, cache=True)),
+                          ("greedy, no cache", dict(beam=1, cache=False)),
+                          (f"beam {beam}, cache", dict(beam=beam, cache=True))):
+        kwargs.update(normalized=True, detokenized=False)
         # Warm-up on the same batch: compilation (JAX / TensorFlow: one per batch shape)
         # is not part of the comparison.
-        translate_batch(trained.model, srcs, d.src_vocab, d.tgt_vocab, **kwargs)
+        translator.translate(srcs, **kwargs)
         start = time.perf_counter()
-        hyps, _ = translate_batch(trained.model, srcs, d.src_vocab, d.tgt_vocab, **kwargs)
+        hyps = translator.translate(srcs, **kwargs)
         seconds = time.perf_counter() - start
         outputs[label] = hyps
         runs.append(dict(decoder=label, seconds=seconds, ms_per_sentence=1000 * seconds /

@@ -112,6 +112,12 @@ class Settings:
         """Output-length cap for decoding (quick mode only; None = from the source)."""
         return QUICK_MAX_DECODE if self.quick else None
 
+    @property
+    def decode_defaults(self) -> dict:
+        """What a translator trained with these settings decodes with by default
+        (``meta["decode"]`` of :class:`kerasattn.inference.Translator`)."""
+        return dict(max_length=self.max_decode, compile=self.decode_compile)
+
     def signature(self) -> dict:
         """The fields that make two runs comparable (same data and budget)."""
         lesson_minutes = None if self.minutes is None else round(self.minutes *

@@ -1,4 +1,5 @@
-"""Building and training one of the seven models for a lesson (``kerasattn.training``)."""
+"""Building and training one of the seven models for a lesson (``kerasattn.training``), and
+``kerasattn train``: train, score on the test split, save a checkpoint."""
 from __future__ import annotations
 
 import dataclasses
@@ -112,3 +113,63 @@ def train_model(name: str, data: LessonData, settings: Settings, verbose: int | 
                    precision=precision)
 
 
+def train_and_save(name: str, settings: Settings) -> dict:
+    """``kerasattn train``: train ``name``, score it on the test split, save a checkpoint.
+
+    Args:
+        name: one of the seven model names.
+        settings: from :func:`kerasattn.course.options.settings_from_args`; the checkpoint
+            goes to ``settings.out``.
+
+    Returns:
+        The checkpoint's ``meta.json`` record (scores, timings, settings, history,
+        decoding defaults).
+    """
+    import keras
+
+    from kerasattn.course.data import load_data, spread
+    from kerasattn.course.options import check_model_name
+    from kerasattn.course.translate import lesson_translator
+
+    check_model_name(name)
+    d = load_data(settings)
+    print(f"data: {d.description}; vocabularies {len(d.src_vocab)} ({d.src_lang}) / "
+          f"{len(d.tgt_vocab)} ({d.tgt_lang}), {d.tokenizer} tokens", flush=True)
+    recipe = d.recipe(name, 60.0 * settings.minutes if settings.minutes else None)
+    if recipe is not None:
+        print(recipe.describe() + ("\n  (quick mode: tiny model, 1 epoch, the recipe's "
+                                   "tokenizer only)" if settings.quick else ""), flush=True)
+    trained = train_model(name, d, settings)
+    from kerasattn import metrics
+
+    srcs = [s for s, _ in d.test_pairs]
+    refs = [t for _, t in d.test_pairs]
+    translator = lesson_translator(trained.model, d, settings, name)
+    hyps = translator.translate(srcs, normalized=True, detokenized=False)
+    result = dict(model=name, backend=keras.backend.backend(), epochs=trained.epochs_run,
+                  train_seconds=trained.train_seconds,
+                  tokens_per_second=trained.tokens_per_second or 0.0,
+                  params=trained.params, hparams=trained.hparams,
+                  bleu=float(metrics.corpus_bleu(hyps, refs)),
+                  exact_match=float(metrics.exact_match(hyps, refs)),
+                  settings=settings.signature(), example_source=srcs[0],
+                  src_lang=d.src_lang, tgt_lang=d.tgt_lang, tokenizer=d.tokenizer,
+                  precision=trained.precision,
+                  history=trained.history,
+                  # a fixed sample of test pairs: the backend demo scores these everywhere
+                  samples=[list(p) for p in spread(d.test_pairs, 32)])
+    if d.real:
+        # one translation per distinct test source, scored against all of its references
+        first = dict(zip(srcs, hyps))
+        grouped = metrics.evaluate_grouped([first[s] for s in d.test_sources],
+                                           d.test_references, tokenize=d.bleu_tokenize)
+        result.update(bleu=float(metrics.multi_reference_bleu(
+                          hyps, [[r] for r in refs], tokenize=d.bleu_tokenize)),
+                      bleu_single=grouped["bleu_single"], bleu_multi=grouped["bleu_multi"],
+                      exact_match_multi=grouped["exact_match_multi"],
+                      test_sources=grouped["sources"], bleu_tokenize=d.bleu_tokenize,
+                      recipe=recipe.reasons, data=str(settings.data))
+        result["example_source"] = min(d.test_sources, key=lambda s: abs(len(s) - 30))
+    translator.meta.update(result)
+    translator.save(settings.out)
+    return translator.meta

@@ -2,7 +2,7 @@
 
 Both kinds give the ids every model of the kit expects: ``<pad>`` = 0 (masks are
 ``ids != 0``), ``<unk>`` = 1, ``<bos>`` = 2, ``<eos>`` = 3, and share one interface, so
-:func:`kerasattn.data.make_arrays`, :func:`kerasattn.decoding.translate` and the
+:func:`kerasattn.data.make_arrays`, :class:`kerasattn.inference.Translator` and the
 checkpoints take either:
 
 - ``encode(text, add_bos=False, add_eos=False) -> list[int]``;

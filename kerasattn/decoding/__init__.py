@@ -1,9 +1,9 @@
-"""Decoding for every model of the kit: greedy, beam search, cached or not.
+"""Decoding for every model of the kit: greedy, beam search, cached or not (token ids in
+and out; text in and out is :class:`kerasattn.inference.Translator`).
 
 - :func:`greedy_decode`, :func:`beam_search`: token ids in, :class:`DecodeResult` out
   (ids, log-probabilities, length-normalised scores, and the attention weights actually
   used at every step, for plotting);
-- :func:`translate`: strings in, strings out (through the data vocabularies);
 - :class:`Stepper`: one step of decoding, incremental (GRU state / K/V caches from
   :func:`kerasattn.models.incremental_decoder`) or re-running the full model on the prefix.
 """
@@ -21,7 +21,6 @@ from kerasattn.decoding.search import (
     length_penalty,
     log_softmax,
 )
-from kerasattn.decoding.translate import translate
 
 __all__ = [
     "BOS_ID",
@@ -37,5 +36,4 @@ __all__ = [
     "greedy_loop",
     "length_penalty",
     "log_softmax",
-    "translate",
 ]

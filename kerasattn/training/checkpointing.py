@@ -1,11 +1,9 @@
 """Crash-safe training checkpoints.
 
-One concept: a checkpoint file is either the old one or the new one, never half of each.
-Every write goes to a temporary file in the same directory, is flushed to disk
-(``os.fsync``), and only then renamed over the target with ``os.replace``, which is atomic
-on POSIX and Windows when source and target are on the same file system. A crash (power
-loss, kill -9, an exception) during the write leaves the previous checkpoint untouched; at
-worst a stray ``.tmp-*`` file remains, which :func:`clean_stale_temp_files` removes.
+One concept: a checkpoint file is either the old one or the new one, never half of each
+(every file is written by :func:`kerasattn.files.atomic_write`; a crash leaves at worst a
+stray ``.tmp-*`` file, which :func:`kerasattn.files.clean_stale_temp_files` removes when
+training starts again).
 
 Files written by :class:`TrainingCheckpoint` in ``checkpoint_dir``:
 - ``last.ckpt.npz``: everything needed to resume (model weights, dropout seed states,
@@ -14,82 +12,23 @@ Files written by :class:`TrainingCheckpoint` in ``checkpoint_dir``:
 - ``best.weights.h5``: the weights with the lowest validation loss so far, in the Keras
   format (``model.load_weights(path)``).
 
-A finished model is saved for translation by :func:`save_translator` (``model.keras``,
-``src_vocab.json``, ``tgt_vocab.json`` with either kind of tokenizer, and ``meta.json``
-written last) and read back by :func:`load_translator`.
+A finished model is saved for translation by :meth:`kerasattn.inference.Translator.save`
+(the kit's one checkpoint format for trained models).
 """
 from __future__ import annotations
 
-import dataclasses
 import io
 import json
 import os
-import tempfile
-from typing import Callable
 
 import keras
 import numpy as np
 
+from kerasattn.files import atomic_write
+
 LAST_CHECKPOINT = "last.ckpt.npz"
 BEST_WEIGHTS = "best.weights.h5"
-_TMP_PREFIX = ".tmp-"
 _FORMAT_VERSION = 1
-
-
-def atomic_write(path: str, write_fn: Callable[[str], None]) -> str:
-    """Write a file so that a crash cannot leave ``path`` half-written.
-
-    Args:
-        path: target file. Its directory is created if missing.
-        write_fn: called with a temporary path in the same directory (its name ends with
-            the target's base name, so writers that check extensions such as
-            ``model.save_weights`` accept it); it must write the complete file there.
-
-    Returns:
-        ``path``.
-    """
-    path = os.path.abspath(os.fspath(path))
-    directory, base = os.path.split(path)
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=_TMP_PREFIX, suffix="-" + base, dir=directory)
-    os.close(fd)
-    try:
-        write_fn(tmp)
-        with open(tmp, "rb+") as f:          # data on disk before the rename makes it visible
-            os.fsync(f.fileno())
-        os.replace(tmp, path)                # atomic: readers see old or new, never a mix
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
-    _fsync_dir(directory)
-    return path
-
-
-def _fsync_dir(directory: str) -> None:
-    """Persist the rename itself (best effort: not every platform can open a directory)."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def clean_stale_temp_files(directory: str) -> list[str]:
-    """Delete temporary files left by writes that crashed; returns the removed paths."""
-    removed = []
-    if os.path.isdir(directory):
-        for name in os.listdir(directory):
-            if name.startswith(_TMP_PREFIX):
-                p = os.path.join(directory, name)
-                os.remove(p)
-                removed.append(p)
-    return removed
 
 
 def _seed_state_variables(model: keras.Model) -> list:
@@ -271,105 +210,3 @@ class ResumableEarlyStopping(keras.callbacks.EarlyStopping):
             self.best_epoch = state.get("best_epoch") or 0
             if state.get("has_best_weights") and best_weights:
                 self.best_weights = [np.asarray(w) for w in best_weights]
-
-
-# --------------------------------------------------------------------------- translators
-MODEL_FILE, SRC_VOCAB_FILE, TGT_VOCAB_FILE, META_FILE = (
-    "model.keras", "src_vocab.json", "tgt_vocab.json", "meta.json")
-
-
-@dataclasses.dataclass
-class Translator:
-    """A trained model with what it needs to translate raw text.
-
-    Attributes:
-        name: the model's name (``"transformer"``...).
-        model: the Keras model.
-        src_vocab, tgt_vocab: the tokenizers of each side (a
-            :class:`~kerasattn.data.Vocabulary` or a
-            :class:`~kerasattn.data.SubwordTokenizer`).
-        meta: what training recorded; ``meta["src_lang"]`` is the language code the
-            source side was normalised with (``"en"`` when absent).
-        path: the directory it was loaded from (None if built in memory).
-    """
-
-    name: str
-    model: keras.Model
-    src_vocab: object
-    tgt_vocab: object
-    meta: dict
-    path: str | None = None
-
-    @property
-    def src_lang(self) -> str:
-        return str(self.meta.get("src_lang", "en"))
-
-
-def save_translator(directory, model: keras.Model, src_vocab, tgt_vocab,
-                    meta: dict | None = None) -> str:
-    """Write ``model.keras``, both tokenizers and ``meta.json`` into ``directory``.
-
-    Every file is written atomically and ``meta.json`` last, so a directory with a
-    ``meta.json`` is complete. The tokenizer files sit beside the model: a subword
-    tokenizer's SentencePiece model is inside its JSON file.
-
-    Args:
-        directory: target directory (created if missing).
-        model: the trained model.
-        src_vocab, tgt_vocab: tokenizers with a ``save(path)`` method.
-        meta: JSON-serializable information (model name, ``src_lang``, scores...).
-
-    Returns:
-        The directory.
-    """
-    directory = os.fspath(directory)
-    os.makedirs(directory, exist_ok=True)
-    meta = dict(meta or {})
-    meta.setdefault("model", model.name)
-    atomic_write(os.path.join(directory, MODEL_FILE), model.save)
-    atomic_write(os.path.join(directory, SRC_VOCAB_FILE), src_vocab.save)
-    atomic_write(os.path.join(directory, TGT_VOCAB_FILE), tgt_vocab.save)
-
-    def write_meta(tmp):
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(meta, f, indent=1, ensure_ascii=False)
-
-    atomic_write(os.path.join(directory, META_FILE), write_meta)
-    return directory
-
-
-def load_translator(directory) -> Translator:
-    """Load a directory written by :func:`save_translator` (or ``kerasattn train``).
-
-    Args:
-        directory: the checkpoint directory, or its ``model.keras`` file.
-
-    Returns:
-        A :class:`Translator` (the model is loaded for inference, not compiled).
-
-    Raises:
-        ValueError: the directory or one of its files is missing (naming what is missing).
-    """
-    import kerasattn.metrics  # noqa: F401  (registers the kit's loss and metrics)
-    import kerasattn.models  # noqa: F401  (registers the kit's layers for loading)
-    from kerasattn.data.tokenizers import load_tokenizer
-
-    directory = os.fspath(directory)
-    if os.path.isfile(directory) and directory.endswith(".keras"):
-        directory = os.path.dirname(directory) or "."
-    if not os.path.isdir(directory):
-        raise ValueError(f"checkpoint: no such directory {directory!r}; create one with "
-                         f"`kerasattn train MODEL --out {directory}`")
-    missing = [f for f in (MODEL_FILE, SRC_VOCAB_FILE, TGT_VOCAB_FILE, META_FILE)
-               if not os.path.isfile(os.path.join(directory, f))]
-    if missing:
-        raise ValueError(f"checkpoint {directory!r} is incomplete: missing "
-                         f"{', '.join(missing)} (expected the files of save_translator / "
-                         f"`kerasattn train`)")
-    with open(os.path.join(directory, META_FILE), encoding="utf-8") as f:
-        meta = json.load(f)
-    model = keras.saving.load_model(os.path.join(directory, MODEL_FILE), compile=False)
-    return Translator(name=meta.get("model", model.name), model=model,
-                      src_vocab=load_tokenizer(os.path.join(directory, SRC_VOCAB_FILE)),
-                      tgt_vocab=load_tokenizer(os.path.join(directory, TGT_VOCAB_FILE)),
-                      meta=meta, path=directory)

@@ -35,6 +35,7 @@ import keras
 import numpy as np
 
 from kerasattn import backend_utils
+from kerasattn.files import clean_stale_temp_files
 from kerasattn.training import checkpointing
 from kerasattn.training.callbacks import (
     SCHEDULES,
@@ -419,7 +420,7 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
                                 metrics=metrics)
         initial_epoch, meta, done, resume_best = 0, {}, False, None
         if checkpoint_dir is not None:
-            checkpointing.clean_stale_temp_files(checkpoint_dir)
+            clean_stale_temp_files(checkpoint_dir)
             last = os.path.join(checkpoint_dir, checkpointing.LAST_CHECKPOINT)
             if resume and os.path.exists(last):
                 meta, resume_best = checkpointing.load_training_state(last, model)

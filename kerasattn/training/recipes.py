@@ -436,7 +436,7 @@ class CorpusRun:
 
     Attributes:
         translator: the trained model with its tokenizers
-            (:class:`kerasattn.training.checkpointing.Translator`).
+            (:class:`kerasattn.inference.Translator`).
         prepared: the :class:`Prepared` data (recipe, tokenizers, arrays, test groups).
         result: the :class:`kerasattn.training.TrainResult`.
         scores: :func:`kerasattn.metrics.evaluate_grouped` on the test split, plus
@@ -464,8 +464,8 @@ def train_on_corpus(model_name: str, corpus, *, budget_seconds: float | None = N
             stopping decide).
         tokenizer: ``"word"``, ``"subword"`` or None (the recipe chooses).
         seed: seed of weights, dropout and batch order.
-        out: a directory to save the translator to (:func:`kerasattn.training.checkpointing.
-            save_translator`), or None.
+        out: a directory to save the translator to (:meth:`kerasattn.inference.
+            Translator.save`), or None.
         model_kwargs: hyperparameters overriding the model's defaults and the recipe's.
         beam: 1 for greedy test decoding, k > 1 for beam search.
         verbose: passed to ``model.fit``.
@@ -479,9 +479,9 @@ def train_on_corpus(model_name: str, corpus, *, budget_seconds: float | None = N
     """
     import keras
 
-    from kerasattn import inference, metrics, training
+    from kerasattn import metrics, training
+    from kerasattn.inference import Translator
     from kerasattn.models import build_model
-    from kerasattn.training.checkpointing import Translator, save_translator
 
     prepared = prepare(corpus, model_name, tokenizer=tokenizer, budget_seconds=budget_seconds)
     if max_test is not None and max_test < len(prepared.test_sources):
@@ -503,10 +503,9 @@ def train_on_corpus(model_name: str, corpus, *, budget_seconds: float | None = N
     meta = dict(model=model_name, src_lang=info.get("src_lang", "en"),
                 tgt_lang=info.get("tgt_lang", "fr"), tokenizer=recipe.tokenizer,
                 recipe=recipe.reasons, hparams=hparams, source=str(info.get("source", "")))
-    translator = Translator(name=model_name, model=model, src_vocab=prepared.src_vocab,
-                            tgt_vocab=prepared.tgt_vocab, meta=meta)
-    hyps = inference.translate_texts(translator, prepared.test_sources, beam=beam,
-                                     normalized=True, detokenized=False)
+    translator = Translator(model, prepared.src_vocab, prepared.tgt_vocab, meta=meta)
+    hyps = translator.translate(prepared.test_sources, beam=beam, normalized=True,
+                                detokenized=False)
     bleu_tok = bleu_tokenize_for(meta["tgt_lang"])
     scores = dict(metrics.evaluate_grouped(hyps, prepared.test_references, tokenize=bleu_tok),
                   bleu_tokenize=bleu_tok)
@@ -514,7 +513,6 @@ def train_on_corpus(model_name: str, corpus, *, budget_seconds: float | None = N
                            train_seconds=result.train_seconds,
                            tokens_per_second=result.tokens_per_second)
     if out is not None:
-        save_translator(out, model, prepared.src_vocab, prepared.tgt_vocab, translator.meta)
-        translator.path = str(out)
+        translator.save(out)
     return CorpusRun(translator=translator, prepared=prepared, result=result, scores=scores,
                      hypotheses=hyps)
