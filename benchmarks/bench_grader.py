@@ -28,7 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kerasattn.grader.engine import BACKENDS, Grader  # noqa: E402
+from kerasattn._env import BACKENDS  # noqa: E402
+from kerasattn.grader.engine import Grader  # noqa: E402
 
 JOBS = 1
 

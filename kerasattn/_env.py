@@ -21,7 +21,8 @@ BACKENDS = ("tensorflow", "jax", "torch")
 
 MODEL_NAMES = ("seq2seq", "bahdanau", "bahdanau_multihead", "encoder_self_attention",
                "decoder_self_attention", "transformer_decoder_on_gru", "transformer")
-"""The seven models, in course order (equal to ``kerasattn.models.MODEL_NAMES``)."""
+"""The seven models, in course order: each step changes one thing in the architecture
+(``kerasattn.models.MODEL_NAMES`` is this tuple)."""
 
 _FRAMEWORK = {"tensorflow": "tensorflow", "jax": "jax", "torch": "torch"}
 
@@ -90,6 +91,45 @@ def select_backend(name: str | None) -> str | None:
                          f"Python process with KERAS_BACKEND={name} to use {name!r}")
     os.environ["KERAS_BACKEND"] = name
     return name
+
+
+def default_backend() -> str:
+    """The backend Keras would choose here: ``$KERAS_BACKEND``, else the ``backend`` of
+    ``~/.keras/keras.json``, else ``"tensorflow"`` (Keras's own default).
+
+    Raises:
+        UsageError: the backend named there is unknown or not installed.
+    """
+    import json
+    from pathlib import Path
+
+    name = os.environ.get("KERAS_BACKEND")
+    if not name:
+        try:
+            with open(Path(os.environ.get("KERAS_HOME", Path.home() / ".keras"))
+                      / "keras.json") as f:
+                name = json.load(f).get("backend")
+        except (OSError, ValueError, AttributeError):
+            name = None
+    return check_backend(name or "tensorflow")
+
+
+def add_backend_option(parser, *, default=None, allow_all: bool = False) -> None:
+    """Add the kit's one ``--backend NAME`` option to an argparse ``parser``.
+
+    Args:
+        parser: the parser or subparser.
+        default: the value when the option is absent (``argparse.SUPPRESS`` leaves a value
+            set by an enclosing parser alone).
+        allow_all: also accept ``all`` (every backend: the grader).
+
+    The value is checked where it is used (:func:`select_backend`, :func:`check_backend`),
+    so an unknown or missing backend gives the same :class:`UsageError` everywhere.
+    """
+    names = ", ".join(BACKENDS) + (", or all (every backend)" if allow_all else "")
+    parser.add_argument("--backend", default=default, metavar="NAME",
+                        help=f"Keras backend: {names} (default: $KERAS_BACKEND, else "
+                             f"Keras's default from ~/.keras/keras.json, else tensorflow)")
 
 
 def check_model_name(name: str) -> str:

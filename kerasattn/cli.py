@@ -34,6 +34,7 @@ from kerasattn._env import (
     BACKENDS,
     MODEL_NAMES,
     UsageError,
+    add_backend_option,
     check_backend,
     installed_backends,
     keras_backend_in_use,
@@ -63,12 +64,6 @@ def _rerun_in_child(argv: list[str], backend: str) -> int:
 # ---------------------------------------------------------------------------------------
 # Argument parsing
 # ---------------------------------------------------------------------------------------
-def _add_backend(p: argparse.ArgumentParser, default=None) -> None:
-    p.add_argument("--backend", default=default, metavar="NAME",
-                   help=f"Keras backend: {', '.join(BACKENDS)} (default: $KERAS_BACKEND, "
-                        f"else Keras's default)")
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of the ``kerasattn`` command."""
     from kerasattn.course import options  # keras-free: the shared run options
@@ -79,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="From Bahdanau attention to the Transformer, on TensorFlow, JAX and "
                     "PyTorch.",
         epilog="Example: kerasattn --backend jax lesson 0 --quick")
-    _add_backend(parser)
+    add_backend_option(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
@@ -111,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also print the attention matrix (and save a heatmap PNG)")
     p.add_argument("--plot", metavar="PNG", help="heatmap path for --attention (default: "
                                                  "CHECKPOINT/attention.png)")
-    _add_backend(p, argparse.SUPPRESS)
+    add_backend_option(p, default=argparse.SUPPRESS)
 
     p = sub.add_parser("data", help="get a real corpus: `kerasattn data fetch LANG`")
     data_sub = p.add_subparsers(dest="data_command", metavar="ACTION")
@@ -125,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--url", metavar="URL",
                    help="download from this URL instead (a mirror, or file://; default: "
                         "$KERASATTN_DATA_URL, else manythings.org)")
-    _add_backend(f, argparse.SUPPRESS)
+    add_backend_option(f, default=argparse.SUPPRESS)
 
     p = sub.add_parser("backends", help="live demo: one set of weights on every backend")
     p.add_argument("--model", default="transformer", metavar="NAME",
@@ -139,7 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="comma-separated backends to compare (default: every installed one)")
     p.add_argument("--out", metavar="DIR", help="work directory (default: "
                                                 "./outputs/backends_demo)")
-    _add_backend(p, argparse.SUPPRESS)
+    add_backend_option(p, default=argparse.SUPPRESS)
 
     p = sub.add_parser("notebook", help="write lessons as Jupyter / Colab notebooks (.ipynb)")
     p.add_argument("numbers", type=int, nargs="*", metavar="N", help="lesson number(s)")
@@ -154,7 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a pip requirement the set-up cell installs (for Colab), e.g. "
                         "\"kerasattn @ git+https://github.com/OWNER/kerasattn.git\" "
                         "(default: a commented install line)")
-    _add_backend(p, argparse.SUPPRESS)
+    add_backend_option(p, default=argparse.SUPPRESS)
 
     p = sub.add_parser("grade", help="grade exercise files (see `kerasattn grade --help`)",
                        add_help=False)
@@ -164,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("checkpoint")
     p.add_argument("request")
     p.add_argument("result")
-    _add_backend(p, argparse.SUPPRESS)
+    add_backend_option(p, default=argparse.SUPPRESS)
     return parser
 
 
@@ -346,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
         if grade_args is not None:
             # the grader chooses its own backends (it runs every check in a child process)
             pre = argparse.ArgumentParser(prog="kerasattn", add_help=False)
-            _add_backend(pre)
+            add_backend_option(pre)
             known, extra = pre.parse_known_args(head)
             if extra:
                 raise UsageError(f"unexpected arguments before `grade`: {' '.join(extra)}")

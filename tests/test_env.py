@@ -19,10 +19,10 @@ def test_select_backend_refuses_a_second_backend_once_keras_is_imported(monkeypa
     assert _env.select_backend(current) == current and _env.select_backend(None) == current
 
 
-def test_model_names_in_order():
-    from kerasattn.models import MODEL_NAMES
+def test_every_model_name_has_a_builder_and_nothing_else_does():
+    from kerasattn.models import registry
 
-    assert _env.MODEL_NAMES == tuple(MODEL_NAMES)
+    assert set(registry._BUILDERS) == set(_env.MODEL_NAMES) == set(registry._CONFIGS)
     with pytest.raises(_env.UsageError, match="MODEL must be one of seq2seq, .*; received 'x'"):
         _env.check_model_name("x")
 
@@ -83,3 +83,41 @@ def test_importing_kerasattn_installs_the_tensorflow_filter_only_before_tensorfl
                           if isinstance(f, _env._QuietTensorFlowFinder)]))
     """)
     assert res == ["_QuietTensorFlowFinder"]   # a fresh process: tensorflow not imported yet
+
+
+def test_default_backend_and_the_one_backend_error(monkeypatch, tmp_path):
+    """The grader and the rest of the kit choose and check the backend the same way: an
+    unknown $KERAS_BACKEND is an error naming it, not a silent fall-back."""
+    from kerasattn.grader import cli as grader_cli
+
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path))
+    monkeypatch.setenv("KERAS_BACKEND", "")
+    assert _env.default_backend() == "tensorflow"                 # no env, no keras.json
+    (tmp_path / "keras.json").write_text('{"backend": "jax"}')
+    assert _env.default_backend() == "jax"
+    monkeypatch.setenv("KERAS_BACKEND", "theano")
+    with pytest.raises(_env.UsageError, match="--backend must be one of tensorflow, jax, "
+                                              "torch; received 'theano'"):
+        _env.default_backend()
+    assert grader_cli.main(["--quiet", str(tmp_path)]) == 2       # the same error
+
+
+def test_one_backend_option_everywhere():
+    import argparse
+
+    from kerasattn import cli
+    from kerasattn.grader import cli as grader_cli
+
+    def backend_action(parser):
+        return next(a for a in parser._actions if "--backend" in a.option_strings)
+
+    subparsers = next(a for a in cli.build_parser()._actions
+                      if isinstance(a, argparse._SubParsersAction)).choices
+    # every command that loads keras takes it (`data` downloads, `grade` has its own parser)
+    helps = {backend_action(p).help for name, p in subparsers.items()
+             if name not in ("data", "grade")}
+    helps.add(backend_action(cli.build_parser()).help)
+    assert len(helps) == 1
+    (text,) = helps
+    assert all(b in text for b in _env.BACKENDS)
+    assert "or all" in backend_action(grader_cli.build_parser()).help

@@ -21,7 +21,12 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from kerasattn._env import BACKENDS, UsageError, check_model_name, select_backend
+from kerasattn._env import (
+    UsageError,
+    add_backend_option,
+    check_model_name,
+    select_backend,
+)
 
 __all__ = ["Settings", "add_run_options", "settings_from_args", "parse_lesson_args",
            "run_options_argv", "check_data_path", "check_model_name", "OUTPUTS",
@@ -207,9 +212,7 @@ def add_run_options(parser: argparse.ArgumentParser, out_default: str,
         kwargs["help"] = kwargs["help"].format(out=out_default, minutes=minutes_default)
         parser.add_argument(flag, **kwargs)
     if backend:
-        parser.add_argument("--backend", metavar="NAME", default=argparse.SUPPRESS,
-                            help=f"Keras backend: {', '.join(BACKENDS)} (default: "
-                                 f"$KERAS_BACKEND, else Keras's default)")
+        add_backend_option(parser, default=argparse.SUPPRESS)
 
 
 def run_options_argv(args: argparse.Namespace) -> list[str]:

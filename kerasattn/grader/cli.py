@@ -2,24 +2,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
-from pathlib import Path
 
-from kerasattn.grader.engine import BACKENDS
-
-
-def _default_backend() -> str:
-    b = os.environ.get("KERAS_BACKEND")
-    if not b:
-        try:
-            with open(Path.home() / ".keras" / "keras.json") as f:
-                b = json.load(f).get("backend")
-        except (OSError, ValueError):
-            b = None
-    return b if b in BACKENDS else "tensorflow"
+from kerasattn._env import BACKENDS, UsageError, add_backend_option, check_backend, default_backend
+from kerasattn.grader.spec import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,14 +17,15 @@ def build_parser() -> argparse.ArgumentParser:
                     "sandboxed process, on one or every Keras backend.")
     p.add_argument("paths", nargs="*", default=None, metavar="PATH",
                    help="exercise files or folders (default: ./exercises)")
-    p.add_argument("--backend", default=None, choices=list(BACKENDS) + ["all"],
-                   help="backend(s) to grade on (default: KERAS_BACKEND, else tensorflow)")
+    add_backend_option(p, allow_all=True)
     p.add_argument("--format", default="text", choices=["text", "json", "gradescope"])
     p.add_argument("--output", default=None, help="write the results here (default: stdout)")
     p.add_argument("--timeout", type=float, default=None,
-                   help="cap on each check's wall time in seconds (default: the spec's, 20)")
+                   help=f"cap on each check's wall time in seconds (default: the spec's, "
+                        f"else {DEFAULT_TIMEOUT:g})")
     p.add_argument("--memory-mb", type=int, default=None,
-                   help="memory each check may allocate (default: the spec's, 1024)")
+                   help=f"memory each check may allocate (default: the spec's, else "
+                        f"{DEFAULT_MEMORY_MB})")
     p.add_argument("--spec-dir", default=None, help="folder of check specs (default: the kit's)")
     p.add_argument("--sandbox-user", default=None,
                    help="run student code as this user (the grader must run as root)")
@@ -59,7 +48,12 @@ def main(argv: list[str] | None = None) -> int:
     from kerasattn.grader.engine import Grader
 
     args = build_parser().parse_args(argv)
-    backends = list(BACKENDS) if args.backend == "all" else [args.backend or _default_backend()]
+    try:  # the same check, and the same error, as every other command of the kit
+        backends = (list(BACKENDS) if args.backend == "all" else
+                    [check_backend(args.backend) if args.backend else default_backend()])
+    except UsageError as exc:
+        print(f"kerasattn grade: error: {exc}", file=sys.stderr)
+        return 2
     paths = args.paths or ["exercises"]
     progress = None if args.quiet else (lambda m: print(m, file=sys.stderr, flush=True))
     t0 = time.monotonic()

@@ -43,7 +43,6 @@ from kerasattn.grader.spec import (
 )
 from kerasattn.grader.static_check import check_source
 
-BACKENDS = ("tensorflow", "jax", "torch")
 KIT_ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS_DIR = KIT_ROOT / "solutions"
 EXERCISES_DIR = KIT_ROOT / "exercises"

@@ -11,16 +11,7 @@ import dataclasses
 
 import keras
 
-# The path of the course, in order: each step changes one thing in the architecture.
-MODEL_NAMES = (
-    "seq2seq",
-    "bahdanau",
-    "bahdanau_multihead",
-    "encoder_self_attention",
-    "decoder_self_attention",
-    "transformer_decoder_on_gru",
-    "transformer",
-)
+from kerasattn._env import MODEL_NAMES  # the path of the course, in order
 
 _BUILDERS: dict = {}
 _CONFIGS: dict = {}
