@@ -126,7 +126,7 @@ def apply_overrides(recipe, overrides: dict) -> bool:
             recipe.model_kwargs[key[len("model."):]] = value
         else:
             recipe.train[key] = value
-        recipe.reasons.append(f"--set {key}={value!r}")
+        recipe.reasons[f"override {key}"] = f"--set {key}={value!r}"
     return anneal
 
 
@@ -377,7 +377,8 @@ def run(args) -> list[dict]:
             recipe = copy.deepcopy(p.recipe)
             anneal = apply_overrides(recipe, args.overrides)
             if args.overrides:
-                print(f"  {name}: {recipe.reasons[-len(args.overrides):]}", flush=True)
+                print(f"  {name}: {list(recipe.reasons.values())[-len(args.overrides):]}",
+                      flush=True)
             keras.utils.set_random_seed(args.seed)
             model = kit_model(name, p, recipe.model_kwargs, args.tiny)
             stop = _CountingBudget(args.budget, anneal)

@@ -25,8 +25,8 @@ class LessonData:
         src_lang, tgt_lang: language codes of the two sides (normalisation, BLEU).
         test_sources, test_references: the test split grouped by source sentence
             (:func:`kerasattn.metrics.group_references`), for multi-reference BLEU.
-        recipe_lines: why the tokenizer and its size were chosen (to print).
-        tokenizer_asked: ``--tokenizer`` when not ``auto`` (else None: the recipe chose).
+        text_reasons: why the tokenizer, its size and the length cap were chosen
+            (:attr:`kerasattn.training.recipes.PreparedText.reasons`).
     """
 
     corpus: object
@@ -44,8 +44,7 @@ class LessonData:
     tgt_lang: str = "fr"
     test_sources: list = dataclasses.field(default_factory=list)
     test_references: list = dataclasses.field(default_factory=list)
-    recipe_lines: list = dataclasses.field(default_factory=list)
-    tokenizer_asked: str | None = None
+    text_reasons: dict = dataclasses.field(default_factory=dict)
 
     @property
     def bleu_tokenize(self) -> str:
@@ -62,10 +61,11 @@ class LessonData:
             return None
         from kerasattn.training.recipes import recipe_for
 
-        r = recipe_for(name, self.stats, tokenizer=self.tokenizer_asked,
+        r = recipe_for(name, self.stats, tokenizer=self.tokenizer,
                        budget_seconds=budget_seconds)
         r.max_train_tokens = self.max_train_tokens
-        r.reasons += [line for line in self.recipe_lines if "left out" in line]
+        r.reasons = {**self.text_reasons, **{k: v for k, v in r.reasons.items()
+                                             if k not in self.text_reasons}}
         if "max_length" in r.model_kwargs and self.max_train_tokens:
             r.model_kwargs["max_length"] = max(256, 2 * self.max_train_tokens)
         return r
@@ -136,12 +136,9 @@ def _load_real(settings: Settings) -> LessonData:
     if report is not None:
         what += f" ({report.summary()})"
     tokenizer = None if settings.tokenizer == "auto" else settings.tokenizer
-    # the tokenizers and the length cap do not depend on the model: one recipe decides them
-    prepared = recipes.prepare(corpus, "bahdanau", tokenizer=tokenizer)
-    lines = [r for r in prepared.recipe.reasons
-             if r.split()[0] in ("subword", "word", "words") or "pieces" in r
-             or "left out" in r]
-    src_vocab, tgt_vocab = prepared.src_vocab, prepared.tgt_vocab
+    # the tokenizers and the length cap do not depend on the model
+    text = recipes.prepare_text(corpus, tokenizer=tokenizer)
+    src_vocab, tgt_vocab = text.src_vocab, text.tgt_vocab
     sizes = QUICK_SIZES if settings.quick else DEFAULT_SIZES
     test_pairs = list(corpus.test)
     if settings.quick or settings.train_size:
@@ -149,7 +146,8 @@ def _load_real(settings: Settings) -> LessonData:
         train = kdata.make_arrays(spread(corpus.train, n_train), src_vocab, tgt_vocab)
         n_train = min(n_train, len(corpus.train))
     else:
-        train, n_train = prepared.train, len(prepared.train[kdata.LABEL_KEY])
+        train = kdata.make_arrays(text.train_pairs, src_vocab, tgt_vocab)
+        n_train = len(text.train_pairs)
     valid_pairs = spread(corpus.valid or corpus.train[:1], sizes["valid"] or len(corpus.valid))
     valid = kdata.make_arrays(valid_pairs, src_vocab, tgt_vocab)
     n_test = sizes["test"] if settings.quick else settings.max_test
@@ -160,9 +158,8 @@ def _load_real(settings: Settings) -> LessonData:
              f"{len(test_pairs):,} test pairs from {len(sources):,} distinct sources)")
     return LessonData(corpus=corpus, src_vocab=src_vocab, tgt_vocab=tgt_vocab, train=train,
                       valid=valid, test_pairs=test_pairs, description=what, real=True,
-                      stats=prepared.stats, tokenizer=prepared.recipe.tokenizer,
-                      max_train_tokens=prepared.recipe.max_train_tokens,
+                      stats=text.stats, tokenizer=text.tokenizer,
+                      max_train_tokens=text.max_train_tokens,
                       src_lang=str(info.get("src_lang", "en")),
                       tgt_lang=str(info.get("tgt_lang", "fr")), test_sources=sources,
-                      test_references=references, recipe_lines=lines,
-                      tokenizer_asked=tokenizer)
+                      test_references=references, text_reasons=text.reasons)

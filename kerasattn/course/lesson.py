@@ -66,7 +66,7 @@ class Lesson:
             d = self._data
             print(f"data: {d.description}; vocabularies {len(d.src_vocab)} ({d.src_lang}) "
                   f"/ {len(d.tgt_vocab)} ({d.tgt_lang}), {d.tokenizer} tokens", flush=True)
-            for line in d.recipe_lines:
+            for line in d.text_reasons.values():
                 print(f"  - {line}")
         return self._data
 

@@ -6,43 +6,42 @@ one model: the arguments of :func:`kerasattn.training.train`, the model hyperpar
 that depend on the data, the tokenizer and its size, and the longest training pair kept.
 
 The built-in corpus gets exactly :func:`kerasattn.training.recommended_training` (the
-settings its lessons are measured with). A real corpus gets settings that follow from its
-figures:
+settings its lessons are measured with). A real corpus gets these rules:
 
 - tokenizer: subword (SentencePiece) when a side is written without spaces (Japanese,
-  Chinese) or when most word types are rare (then a word vocabulary is mostly ``<unk>``
-  at test time); word level otherwise;
-- vocabulary: subword pieces per side grow with the training set (about one piece per 5
-  training pairs, from 1,000 to 8,000); word level keeps words seen twice once the corpus
-  is large enough for a word seen once to be noise; the longest training pairs (the top
-  1 % in tokens, never under 30 tokens) are left out;
-- batch size 64 (32 under 2,000 pairs, so a small corpus still gets many updates), of
-  pairs of similar length (on JAX from :data:`JAX_BUCKET_PAIRS` pairs up: there each batch
-  width compiles the train step once): grouped by target length, then source length, each
-  batch as wide as its longest pair (on JAX rounded up to a multiple of 8);
-- a constant learning rate (1e-3 for Transformer decoders, 3e-3 for the single-head GRU
-  decoders, 2e-3 for the others): a real corpus trained for minutes never reaches the
-  inverse-square-root decay's useful range, and the warm-up only delays learning. A rate
-  that falls linearly to 0 at the end of the time budget
-  (``training.TimeBudget(seconds, anneal=True)``, Li et al., 2020) is available but off:
-  on ``jpn-eng.txt`` (Japanese to English, 240 s, TensorFlow, two passes over the data)
-  it lowered ``bahdanau``'s BLEU;
+  Chinese) or when most word types are seen once (a word vocabulary would then be mostly
+  ``<unk>`` at test time); word level otherwise;
+- vocabulary: about one subword piece per 5 training pairs, 1,000 to 8,000 per side; at word
+  level, from 5,000 pairs, only words seen twice (a word seen once is noise). The longest
+  1 % of training pairs (never under 30 tokens) are left out;
+- batches of 64 (32 under 2,000 pairs, so that a small corpus still gets many updates),
+  grouped by target length, then source length, each as wide as its longest pair; on JAX,
+  where every width compiles the train step once, only from :data:`JAX_BUCKET_PAIRS` pairs,
+  with widths rounded up to a multiple of 8;
+- a constant learning rate, no warm-up (1e-3 for Transformer decoders, 3e-3 for the
+  single-head GRU decoders, 2e-3 for the others): a run of minutes never reaches the useful
+  range of the inverse-square-root decay, and a warm-up only delays learning. The linear
+  decay to 0 at the end of the budget (``training.TimeBudget(seconds, anneal=True)``, Li et
+  al., 2020) is off: its figures and commands are in docs/data.md ("Recipes chosen from the
+  data");
 - no random position shift: real test sentences are as long as the training ones;
-- dropout from the size: 0.3 under 5,000 pairs, 0.2 under 20,000, 0.1 above; but none
-  when a time budget allows only a few passes over the data (under
-  :data:`FEW_EPOCHS`, estimated from the target tokens per epoch, counted with the
-  recipe's tokenizer, and :data:`CPU_TOKENS_PER_SECOND`, ten times that with a GPU):
-  dropout guards against over-fitting, which a model that sees each pair a few times
-  has not reached, and it slows early learning (``jpn-eng.txt`` Japanese to English, 150 s on JAX:
-  ``transformer`` BLEU 1.7 with dropout 0.1, 6.0 without; see
-  ``benchmarks/bench_real_data.py``); label smoothing 0.1 (against over-confident
-  predictions) goes in the same case (``jpn-eng.txt`` English to Japanese, 240 s on
-  torch, no gradient clipping: ``transformer`` BLEU 9.8 without it, 8.4 with it), and
-  so does the gradient clipping of Transformer decoders (same setting, no smoothing:
-  BLEU 9.8 unclipped, 8.6 clipped at a global norm of 1);
-- wider recurrent models (128 units) from 10,000 pairs up; ``bahdanau`` projects to the
-  vocabulary through ``output_units`` equal to its units (the projection from
-  `[s_t; c_t]` to thousands of subwords is most of its arithmetic);
+- dropout 0.3 under 5,000 pairs, 0.2 under 20,000, 0.1 above, with label smoothing 0.1; but
+  neither, and no gradient clipping for a Transformer decoder, when the time budget allows
+  fewer than :data:`FEW_EPOCHS` passes over the data (estimated from the target tokens per
+  epoch, counted with the recipe's tokenizer, at :data:`CPU_TOKENS_PER_SECOND`, ten times
+  that with a GPU): a model that sees each pair a few times has not begun to over-fit, and
+  all three slow early learning. Measured in pairs with ``python
+  benchmarks/bench_real_data.py jpn-eng.txt``, ``transformer``, one run each (both figures
+  of a pair on the same code and machine; docs/data.md has the current tables):
+
+  - ``--reverse --budget 150 --backend jax``: BLEU 6.0 without dropout, 1.7 with
+    ``--set model.dropout=0.1``;
+  - ``--budget 240 --backend torch`` (English to Japanese): BLEU 9.8 without label
+    smoothing or clipping, 8.4 with ``--set label_smoothing=0.1``, 8.6 with ``--set
+    clipnorm=1.0``;
+- recurrent layers 128 wide from 10,000 pairs; ``bahdanau`` projects to the vocabulary
+  through ``output_units`` equal to its units (the projection from `[s_t; c_t]` to
+  thousands of subwords is most of its arithmetic);
 - early stopping after 3 epochs without a better validation loss.
 """
 from __future__ import annotations
@@ -52,7 +51,8 @@ from collections import Counter
 
 import numpy as np
 
-__all__ = ["Recipe", "Prepared", "CorpusRun", "corpus_stats", "recipe_for", "prepare",
+__all__ = ["Recipe", "Prepared", "PreparedText", "CorpusRun", "corpus_stats", "recipe_for",
+           "choose_tokenizer", "prepare_text", "prepare", "DECISIONS",
            "train_on_corpus", "bleu_tokenize_for", "SPACELESS_SHARE", "FEW_EPOCHS",
            "CPU_TOKENS_PER_SECOND", "JAX_BUCKET_PAIRS", "estimated_epochs"]
 
@@ -71,6 +71,9 @@ JAX_BUCKET_PAIRS = 10000
 #: the kit's models reach on a 2-core laptop CPU (``bench_real_data.py`` prints the
 #: measured figure). A GPU is assumed ten times faster.
 CPU_TOKENS_PER_SECOND = 5000
+#: What a recipe decides, each with its reason (:attr:`Recipe.reasons`).
+DECISIONS = ("tokenizer", "vocab", "max_train_tokens", "bucket", "optimizer",
+             "regularisation", "clipnorm", "position_shift", "width", "output_units")
 _TRANSFORMER_DECODERS = ("transformer", "transformer_decoder_on_gru")
 _RECURRENT = ("seq2seq", "bahdanau", "bahdanau_multihead", "encoder_self_attention",
               "decoder_self_attention", "transformer_decoder_on_gru")
@@ -136,7 +139,10 @@ class Recipe:
             chosen tokenizer are left out of training (None: keep all). :func:`prepare`
             sets it for a real corpus: the 99th percentile of the encoded lengths, at
             least 30.
-        reasons: one line per choice, to print.
+        reasons: the reason of each decision, keyed by what it decides (one of
+            :data:`DECISIONS`, or ``"override <what>"`` for a setting a user forced), in
+            the order they were taken. Code reads the fields above; ``reasons`` is for
+            people (:meth:`describe`, a checkpoint's ``meta.json``).
     """
 
     model: str
@@ -145,11 +151,12 @@ class Recipe:
     tokenizer: str
     vocab: dict
     max_train_tokens: int | None
-    reasons: list
+    reasons: dict
 
     def describe(self) -> str:
-        """The recipe as readable lines."""
-        return "\n".join([f"recipe for {self.model}:"] + [f"  - {r}" for r in self.reasons])
+        """The recipe as readable lines, one per decision."""
+        return "\n".join([f"recipe for {self.model}:"]
+                         + [f"  - {r}" for r in self.reasons.values()])
 
 
 def recipe_for(model_name: str, stats: dict, backend: str | None = None,
@@ -189,37 +196,11 @@ def recipe_for(model_name: str, stats: dict, backend: str | None = None,
         return Recipe(model=model_name, train=base, model_kwargs={}, tokenizer=kind,
                       vocab=dict(min_freq=1) if kind == "word" else dict(vocab_size=1000),
                       max_train_tokens=None,
-                      reasons=["built-in corpus: the lessons' measured settings "
-                               f"({', '.join(f'{k}={v}' for k, v in base.items())}), "
-                               f"{kind} tokens"])
+                      reasons={"optimizer": "built-in corpus: the lessons' measured settings "
+                               f"({', '.join(f'{k}={v}' for k, v in base.items())})",
+                               "tokenizer": f"{kind} tokens"})
     n = int(stats["train_pairs"])
-    src, tgt = stats["src"], stats["tgt"]
-    reasons = []
-    # tokenizer
-    rare = max(src["singleton_share"], tgt["singleton_share"])
-    if tokenizer is not None:
-        kind = tokenizer
-        reasons.append(f"{kind} tokens (as asked)")
-    elif src["spaceless"] or tgt["spaceless"]:
-        kind = "subword"
-        side = "source" if src["spaceless"] else "target"
-        reasons.append(f"subword tokens: the {side} side is written without spaces "
-                       f"({100 * max(src['spaceless_share'], tgt['spaceless_share']):.0f} % "
-                       "of its sentences have none)")
-    elif rare > 0.5:
-        kind = "subword"
-        reasons.append(f"subword tokens: {100 * rare:.0f} % of the word types are seen once")
-    else:
-        kind = "word"
-        reasons.append(f"word tokens: {100 * rare:.0f} % of the word types are seen once")
-    if kind == "subword":
-        size = int(min(8000, max(1000, round(n / 5, -2))))
-        vocab = dict(vocab_size=size)
-        reasons.append(f"{size} subword pieces per side at most ({n:,} training pairs)")
-    else:
-        min_freq = 2 if n >= 5000 else 1
-        vocab = dict(min_freq=min_freq)
-        reasons.append(f"words seen at least {min_freq}x ({n:,} training pairs)")
+    kind, vocab, reasons = choose_tokenizer(stats, tokenizer)
     # the length cap needs the tokenizers: prepare() sets it from the encoded lengths
     max_train_tokens = None
     # batching and optimisation
@@ -239,43 +220,88 @@ def recipe_for(model_name: str, stats: dict, backend: str | None = None,
     train = dict(bucket=bucket, pad_multiple=pad_multiple, batch_size=batch_size,
                  learning_rate=learning_rate, warmup_steps=None, label_smoothing=0.1,
                  early_stopping_patience=3, epochs=30)
-    if bucket and not base["bucket"]:
-        reasons.append(f"batches of similar length ({n:,} training pairs: the padding saved "
-                       "outweighs compiling one step per batch width)")
     if bucket:
-        reasons.append("batches grouped by target length, then source length, each as wide "
-                       + ("as its longest pair" if pad_multiple == 1
-                          else f"as its longest pair rounded up to {pad_multiple}"))
-    reasons.append(f"batches of {batch_size}, constant learning rate {learning_rate:g} "
-                   "(AdamW, no warm-up), early stopping after 3 epochs without progress")
+        why = (f" ({n:,} training pairs: the padding saved outweighs compiling one step per "
+               "batch width)" if not base["bucket"] else "")
+        reasons["bucket"] = ("batches grouped by target length, then source length, each as "
+                             "wide " + ("as its longest pair" if pad_multiple == 1 else
+                                        f"as its longest pair rounded up to {pad_multiple}")
+                             + why)
+    reasons["optimizer"] = (f"batches of {batch_size}, constant learning rate "
+                            f"{learning_rate:g} (AdamW, no warm-up), early stopping after 3 "
+                            "epochs without progress")
     if passes is not None and passes < FEW_EPOCHS:
         dropout = 0.0
         train["label_smoothing"] = 0.0
-        reasons.append(f"no dropout and no label smoothing: the {budget_seconds:g} s budget "
-                       f"allows about {passes:.1f} passes over the data, too few to over-fit")
+        reasons["regularisation"] = (f"no dropout and no label smoothing: the "
+                                     f"{budget_seconds:g} s budget allows about {passes:.1f} "
+                                     "passes over the data, too few to over-fit")
         if model_name in _TRANSFORMER_DECODERS:
             train["clipnorm"] = None
-            reasons.append("no gradient clipping (a Transformer decoder at a constant 1e-3 "
-                           "learns faster unclipped in a short budget)")
+            reasons["clipnorm"] = ("no gradient clipping (a Transformer decoder at a constant "
+                                   "1e-3 learns faster unclipped in a short budget)")
     else:
-        reasons.append(f"dropout {dropout} ({n:,} training pairs), label smoothing "
-                       f"{train['label_smoothing']:g}")
+        reasons["regularisation"] = (f"dropout {dropout} ({n:,} training pairs), label "
+                                     f"smoothing {train['label_smoothing']:g}")
     model_kwargs = dict(dropout=dropout)
     if model_name in ("transformer", "transformer_decoder_on_gru"):
         model_kwargs["max_position_shift"] = 0
         model_kwargs["max_length"] = 256
-        reasons.append("no random position shift (real test sentences are as long as the "
-                       "training ones)")
+        reasons["position_shift"] = ("no random position shift (real test sentences are as "
+                                     "long as the training ones)")
     if model_name in _RECURRENT and n >= 10000:
         model_kwargs.update(_wide_recurrent(model_name))
-        reasons.append("recurrent layers 128 wide (10,000 training pairs or more)")
+        reasons["width"] = "recurrent layers 128 wide (10,000 training pairs or more)"
     if "output_units" in _config_fields(model_name):
         units = model_kwargs.get("units", _config_default(model_name, "units"))
         model_kwargs["output_units"] = units
-        reasons.append(f"the vocabulary projection through {units} units (`output_units`): "
-                       "a third of its cost from [s_t; c_t]")
+        reasons["output_units"] = (f"the vocabulary projection through {units} units "
+                                   "(`output_units`): a third of its cost from [s_t; c_t]")
     return Recipe(model=model_name, train=train, model_kwargs=model_kwargs, tokenizer=kind,
                   vocab=vocab, max_train_tokens=max_train_tokens, reasons=reasons)
+
+
+def choose_tokenizer(stats: dict, tokenizer: str | None = None) -> tuple[str, dict, dict]:
+    """The tokenizer of a real corpus and its size, from :func:`corpus_stats` figures.
+
+    Subword pieces when a side is written without spaces or when most word types are seen
+    once; words otherwise. Does not depend on the model.
+
+    Args:
+        stats: from :func:`corpus_stats`.
+        tokenizer: ``"word"`` or ``"subword"`` to force the kind, or None.
+
+    Returns:
+        ``(kind, vocab, reasons)``: ``"word"`` or ``"subword"``, the arguments of
+        :func:`kerasattn.data.build_tokenizer`, and the reasons of the ``"tokenizer"`` and
+        ``"vocab"`` decisions.
+    """
+    if tokenizer not in (None, "word", "subword"):
+        raise ValueError(f"tokenizer must be 'word', 'subword' or None; received "
+                         f"{tokenizer!r}")
+    n = int(stats["train_pairs"])
+    src, tgt = stats["src"], stats["tgt"]
+    rare = max(src["singleton_share"], tgt["singleton_share"])
+    if tokenizer is not None:
+        kind, why = tokenizer, f"{tokenizer} tokens (as asked)"
+    elif src["spaceless"] or tgt["spaceless"]:
+        side = "source" if src["spaceless"] else "target"
+        kind, why = "subword", (f"subword tokens: the {side} side is written without spaces "
+                                f"({100 * max(src['spaceless_share'], tgt['spaceless_share']):.0f}"
+                                " % of its sentences have none)")
+    elif rare > 0.5:
+        kind, why = "subword", f"subword tokens: {100 * rare:.0f} % of the word types are seen once"
+    else:
+        kind, why = "word", f"word tokens: {100 * rare:.0f} % of the word types are seen once"
+    if kind == "subword":
+        size = int(min(8000, max(1000, round(n / 5, -2))))
+        vocab = dict(vocab_size=size)
+        vocab_why = f"{size} subword pieces per side at most ({n:,} training pairs)"
+    else:
+        min_freq = 2 if n >= 5000 else 1
+        vocab = dict(min_freq=min_freq)
+        vocab_why = f"words seen at least {min_freq}x ({n:,} training pairs)"
+    return kind, vocab, {"tokenizer": why, "vocab": vocab_why}
 
 
 def estimated_epochs(stats: dict, budget_seconds: float | None,
@@ -353,44 +379,71 @@ class Prepared:
     stats: dict | None = None
 
 
-def prepare(corpus, model_name: str, backend: str | None = None,
-            tokenizer: str | None = None, budget_seconds: float | None = None,
-            vocab: dict | None = None) -> Prepared:
-    """Choose the recipe of ``model_name`` for ``corpus``, build its tokenizers and arrays.
+@dataclasses.dataclass
+class PreparedText:
+    """A corpus's tokenizers and kept training pairs (see :func:`prepare_text`): what does
+    not depend on the model.
 
-    The tokenizers see the training split only; the test split is grouped by source
-    sentence (:func:`kerasattn.metrics.group_references`) for single- and multi-reference
-    BLEU.
+    Attributes:
+        tokenizer: ``"word"`` or ``"subword"``.
+        vocab: the arguments the tokenizers were built with.
+        src_vocab, tgt_vocab: tokenizers trained on the training split only.
+        train_pairs: the training pairs kept (not longer than ``max_train_tokens``).
+        max_train_tokens: the length cap (None for the built-in corpus).
+        dropped: training pairs left out as longer than it.
+        stats: :func:`corpus_stats`, with ``stats["tgt"]["mean_tokens"]`` (the mean target
+            tokens of the kept pairs) for a real corpus.
+        reasons: the reasons of the ``"tokenizer"``, ``"vocab"`` and
+            ``"max_train_tokens"`` decisions.
+    """
+
+    tokenizer: str
+    vocab: dict
+    src_vocab: object
+    tgt_vocab: object
+    train_pairs: list
+    max_train_tokens: int | None
+    dropped: int
+    stats: dict
+    reasons: dict
+
+
+def prepare_text(corpus, tokenizer: str | None = None,
+                 vocab: dict | None = None) -> PreparedText:
+    """Choose and build the tokenizers of ``corpus`` and its training length cap.
 
     Args:
         corpus: a :class:`kerasattn.data.Corpus`.
-        model_name: one of the seven model names.
-        backend: see :func:`recipe_for`.
-        tokenizer: ``"word"``, ``"subword"`` or None (the recipe chooses).
-        budget_seconds: the training budget, or None (see :func:`recipe_for`).
-        vocab: arguments of :func:`kerasattn.data.build_tokenizer` overriding the recipe's
-            (``{"vocab_size": 4000}``, ``{"min_freq": 1}``), or None.
+        tokenizer: ``"word"``, ``"subword"`` or None (chosen from the corpus).
+        vocab: arguments of :func:`kerasattn.data.build_tokenizer` overriding the chosen
+            ones (``{"vocab_size": 4000}``, ``{"min_freq": 1}``), or None.
 
     Returns:
-        A :class:`Prepared`.
+        A :class:`PreparedText`.
     """
-    from kerasattn.data import build_tokenizer, make_arrays
-    from kerasattn.metrics import group_references
+    from kerasattn.data import build_tokenizer
 
     stats = corpus_stats(corpus)
-    recipe = recipe_for(model_name, stats, backend, tokenizer, budget_seconds)
-    first_reasons = len(recipe.reasons)
+    builtin = corpus_is_builtin(corpus)
+    if builtin:
+        kind = tokenizer or "word"
+        chosen = dict(min_freq=1) if kind == "word" else dict(vocab_size=1000)
+        reasons = {"tokenizer": f"{kind} tokens"}
+        if tokenizer not in (None, "word", "subword"):
+            choose_tokenizer(stats, tokenizer)                      # raises, naming it
+    else:
+        kind, chosen, reasons = choose_tokenizer(stats, tokenizer)
     if vocab:
         unknown = set(vocab) - {"min_freq", "max_size", "vocab_size"}
         if unknown:
             raise ValueError(f"vocab keys must be min_freq, max_size or vocab_size; received "
                              f"{sorted(unknown)}")
-        recipe.vocab = {**recipe.vocab, **vocab}
-        recipe.reasons.append(f"tokenizer size as asked: {vocab}")
-    src_vocab = build_tokenizer(recipe.tokenizer, [s for s, _ in corpus.train], **recipe.vocab)
-    tgt_vocab = build_tokenizer(recipe.tokenizer, [t for _, t in corpus.train], **recipe.vocab)
-    train_pairs, dropped = list(corpus.train), 0
-    if not corpus_is_builtin(corpus):
+        chosen = {**chosen, **vocab}
+        reasons["override vocab"] = f"tokenizer size as asked: {vocab}"
+    src_vocab = build_tokenizer(kind, [s for s, _ in corpus.train], **chosen)
+    tgt_vocab = build_tokenizer(kind, [t for _, t in corpus.train], **chosen)
+    train_pairs, dropped, cap = list(corpus.train), 0, None
+    if not builtin:
         tgt_tokens = [len(tgt_vocab.encode(t)) for _, t in train_pairs]
         lengths = [max(len(src_vocab.encode(s)), n_t + 1)
                    for (s, _), n_t in zip(train_pairs, tgt_tokens)]
@@ -398,26 +451,53 @@ def prepare(corpus, model_name: str, backend: str | None = None,
         kept = [i for i, n in enumerate(lengths) if n <= cap]
         dropped = len(lengths) - len(kept)
         train_pairs = [train_pairs[i] for i in kept]
-        # the passes over the data a budget allows, from the tokens the model will read
-        # (the first estimate, before the tokenizers existed, had words or characters)
+        # the passes a budget allows are estimated from the tokens the model will read
         stats["tgt"] = dict(stats["tgt"],
                             mean_tokens=float(np.mean([tgt_tokens[i] for i in kept])))
-        if budget_seconds is not None:
-            chosen = recipe_for(model_name, stats, backend, tokenizer, budget_seconds)
-            recipe.train, recipe.model_kwargs = chosen.train, chosen.model_kwargs
-            recipe.reasons = chosen.reasons + recipe.reasons[first_reasons:]
-        recipe.max_train_tokens = cap
-        recipe.reasons.append(f"training pairs longer than {cap} tokens left out ({dropped:,} "
-                              f"of {len(lengths):,})")
-        if "max_length" in recipe.model_kwargs:
-            recipe.model_kwargs["max_length"] = max(256, 2 * cap)
+        reasons["max_train_tokens"] = (f"training pairs longer than {cap} tokens left out "
+                                       f"({dropped:,} of {len(lengths):,})")
+    return PreparedText(tokenizer=kind, vocab=chosen, src_vocab=src_vocab,
+                        tgt_vocab=tgt_vocab, train_pairs=train_pairs, max_train_tokens=cap,
+                        dropped=dropped, stats=stats, reasons=reasons)
+
+
+def prepare(corpus, model_name: str, backend: str | None = None,
+            tokenizer: str | None = None, budget_seconds: float | None = None,
+            vocab: dict | None = None) -> Prepared:
+    """Choose the recipe of ``model_name`` for ``corpus``, build its tokenizers and arrays.
+
+    The tokenizers see the training split only (:func:`prepare_text`); the test split is
+    grouped by source sentence (:func:`kerasattn.metrics.group_references`) for single- and
+    multi-reference BLEU.
+
+    Args:
+        corpus: a :class:`kerasattn.data.Corpus`.
+        model_name: one of the seven model names.
+        backend: see :func:`recipe_for`.
+        tokenizer: ``"word"``, ``"subword"`` or None (the recipe chooses).
+        budget_seconds: the training budget, or None (see :func:`recipe_for`).
+        vocab: see :func:`prepare_text`.
+
+    Returns:
+        A :class:`Prepared`.
+    """
+    from kerasattn.data import make_arrays
+    from kerasattn.metrics import group_references
+
+    text = prepare_text(corpus, tokenizer, vocab)
+    recipe = recipe_for(model_name, text.stats, backend, text.tokenizer, budget_seconds)
+    recipe.vocab, recipe.max_train_tokens = text.vocab, text.max_train_tokens
+    recipe.reasons = {**text.reasons, **{k: v for k, v in recipe.reasons.items()
+                                         if k not in text.reasons}}
+    if text.max_train_tokens is not None and "max_length" in recipe.model_kwargs:
+        recipe.model_kwargs["max_length"] = max(256, 2 * text.max_train_tokens)
     valid_pairs = list(corpus.valid) or list(corpus.train[:1])
     sources, references = group_references(corpus.test)
-    return Prepared(recipe=recipe, src_vocab=src_vocab, tgt_vocab=tgt_vocab,
-                    train=make_arrays(train_pairs, src_vocab, tgt_vocab),
-                    valid=make_arrays(valid_pairs, src_vocab, tgt_vocab),
-                    test_sources=sources, test_references=references, dropped=dropped,
-                    stats=stats)
+    return Prepared(recipe=recipe, src_vocab=text.src_vocab, tgt_vocab=text.tgt_vocab,
+                    train=make_arrays(text.train_pairs, text.src_vocab, text.tgt_vocab),
+                    valid=make_arrays(valid_pairs, text.src_vocab, text.tgt_vocab),
+                    test_sources=sources, test_references=references, dropped=text.dropped,
+                    stats=text.stats)
 
 
 #: sacrebleu tokenizers for targets written without spaces (manythings.org codes).
