@@ -217,8 +217,7 @@ def cmd_train(args) -> int:
 
 
 def cmd_translate(args) -> int:
-    from kerasattn.course.printing import format_attention
-    from kerasattn.inference import Translator
+    from kerasattn.course.translate import translate_command
 
     if args.beam < 1:
         raise UsageError(f"--beam must be >= 1; received {args.beam}")
@@ -231,54 +230,15 @@ def cmd_translate(args) -> int:
         raise UsageError("--attention works on one sentence, not with --input")
     if args.sentence is not None and not args.sentence.strip():
         raise UsageError("translate: expected a non-empty sentence; received an empty string")
-    translator = Translator.load(args.checkpoint)
-    if args.input is not None:
-        translator.translate_file(args.input, args.output, beam=args.beam)
-        if args.output:
-            print(f"translations written to {args.output}", file=sys.stderr)
-        return 0
-    t = translator.decode([args.sentence], beam=args.beam, attention=args.attention)[0]
-    if t.unknown_words:
-        print(f"note: not in the source vocabulary (read as <unk>): "
-              f"{', '.join(t.unknown_words)}", file=sys.stderr)
-    print(t.text)
-    if args.attention:
-        weights = t.attention_map("cross")                    # (h, T_out, S)
-        if weights is None:
-            print(f"(model {translator.name!r} has no attention to show: seq2seq reads one "
-                  f"fixed context vector)")
-            return 0
-        if weights.shape[0] == 1:
-            weights = weights[0]                              # (T_out, S)
-        label = "cross-attention of the last decoder layer"
-        print()
-        print(format_attention(weights, t.source_tokens, t.target_tokens, label))
-        plot = Path(args.plot) if args.plot else Path(args.checkpoint) / "attention.png"
-        from kerasattn import plots
-        plots.attention_heatmap(weights, t.source_tokens, t.target_tokens, plot,
-                                title=f"{translator.name}: {label}")
-        print(f"\nheatmap saved to {plot}")
-    return 0
+    return translate_command(args.checkpoint, sentence=args.sentence, input_path=args.input,
+                             output_path=args.output, beam=args.beam,
+                             attention=args.attention, plot=args.plot)
 
 
 def cmd_data(args) -> int:
-    from kerasattn.data import TatoebaDownloadError, fetch_tatoeba, tatoeba_url
+    from kerasattn.course.data import fetch_command
 
-    tatoeba_url(args.lang)  # checks the code (ValueError naming `lang`)
-    url = args.url or os.environ.get("KERASATTN_DATA_URL") or None
-    try:
-        path = fetch_tatoeba(args.lang, url=url, cache_dir=args.cache_dir, verbose=False)
-    except TatoebaDownloadError:
-        raise UsageError(f"could not download the {args.lang} corpus (no network?): pass a "
-                         f"local manythings/Tatoeba file with --data PATH, or leave out "
-                         f"--data to use the built-in corpus") from None
-    from kerasattn.data import LICENCE
-
-    print(LICENCE)
-    print(path)
-    print(f"use it with: kerasattn lesson 0 --data {path}   (or --data {args.lang.lower()})",
-          file=sys.stderr)
-    return 0
+    return fetch_command(args.lang, url=args.url, cache_dir=args.cache_dir)
 
 
 def cmd_backends(args) -> int:

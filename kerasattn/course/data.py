@@ -163,3 +163,26 @@ def _load_real(settings: Settings) -> LessonData:
                       src_lang=str(info.get("src_lang", "en")),
                       tgt_lang=str(info.get("tgt_lang", "fr")), test_sources=sources,
                       test_references=references, text_reasons=text.reasons)
+
+
+def fetch_command(lang: str, url: str | None = None, cache_dir=None) -> int:
+    """``kerasattn data LANG``: download a manythings.org Tatoeba file into the cache, print
+    its licence and path. Returns the exit status."""
+    import os
+    import sys
+
+    from kerasattn.data import LICENCE, TatoebaDownloadError, fetch_tatoeba, tatoeba_url
+
+    tatoeba_url(lang)  # checks the code (ValueError naming `lang`)
+    url = url or os.environ.get("KERASATTN_DATA_URL") or None
+    try:
+        path = fetch_tatoeba(lang, url=url, cache_dir=cache_dir, verbose=False)
+    except TatoebaDownloadError:
+        raise UsageError(f"could not download the {lang} corpus (no network?): pass a "
+                         f"local manythings/Tatoeba file with --data PATH, or leave out "
+                         f"--data to use the built-in corpus") from None
+    print(LICENCE)
+    print(path)
+    print(f"use it with: kerasattn lesson 0 --data {path}   (or --data {lang.lower()})",
+          file=sys.stderr)
+    return 0
