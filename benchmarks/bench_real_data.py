@@ -40,12 +40,15 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import os
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # this checkout's kerasattn
+
+from kerasattn._env import add_backend_option  # noqa: E402  (no keras: the backend is free)
+
 BASELINE = "keras_hub"
 BASELINE_BATCHING = ("source", "kit")
 TINY = dict(d_model=16, num_heads=2, d_ff=32, embed_dim=16, units=16, attention_units=16)
@@ -62,7 +65,7 @@ def parse_args(argv=None):
                    help="translate from the other language into English")
     p.add_argument("--tokenizer", choices=("auto", "word", "subword"), default="auto",
                    help="the recipe's choice (auto), or force one")
-    p.add_argument("--backend", choices=("tensorflow", "jax", "torch"), default=None)
+    add_backend_option(p)
     p.add_argument("--max-test", type=int, default=None,
                    help="score only this many distinct test sources (spread evenly)")
     p.add_argument("--max-train", type=int, default=None,
@@ -428,15 +431,15 @@ def format_table(rows) -> str:
 
 
 def select_backend(backend: str | None) -> None:
-    """Set ``KERAS_BACKEND`` (before keras is imported) and quiet TensorFlow's start-up."""
-    if backend:
-        if "keras" in sys.modules and os.environ.get("KERAS_BACKEND") != backend:
-            raise SystemExit("--backend must be chosen before keras is imported")
-        os.environ["KERAS_BACKEND"] = backend
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    sys.path.insert(0, str(ROOT))
-    from kerasattn._env import quiet_tensorflow
+    """Make ``backend`` the Keras backend (checked, as by every command of the kit) and
+    quiet TensorFlow's start-up."""
+    from kerasattn._env import UsageError, quiet_tensorflow
+    from kerasattn._env import select_backend as select
 
+    try:
+        select(backend)
+    except UsageError as exc:
+        raise SystemExit(f"error: {exc}") from None
     quiet_tensorflow()   # before keras imports TensorFlow
 
 

@@ -45,7 +45,7 @@ def parse_args(argv=None):
                    help="train on the first N pairs of the training split only")
     p.add_argument("--budget", type=float, default=240.0,
                    help="the budget the recipe is chosen for (default 240 s)")
-    p.add_argument("--backend", choices=("tensorflow", "jax", "torch"), default=None)
+    real_data.add_backend_option(p)
     p.add_argument("--baseline-batching", choices=real_data.BASELINE_BATCHING,
                    default="source", help="keras-hub's batches (see bench_real_data.py)")
     p.add_argument("--seed", type=int, default=0)
