@@ -14,7 +14,6 @@ from kerasattn.decoding import (
     greedy_decode,
     length_penalty,
     log_softmax,
-    translate,
 )
 from kerasattn.decoding.search import greedy_loop
 
@@ -235,7 +234,11 @@ def test_bad_decoding_arguments():
 
 
 def test_translate_strings():
+    """Text in, text out through kerasattn.inference.Translator: the overfitted model
+    translates its training sentences, greedy and beam, and a wider masked batch does not
+    change them."""
     from kerasattn.data.vocab import Vocabulary
+    from kerasattn.inference import Translator, output_cap
 
     model, _, _ = trained("bahdanau")
     words = [f"w{i}" for i in range(4, 13)]  # ids 4.. in order
@@ -243,18 +246,13 @@ def test_translate_strings():
     assert [vocab.token_to_id(w) for w in words] == list(range(4, 13))
     sentences = [" ".join(f"w{i}" for i in s) for s in SOURCES]
     expected = [" ".join(f"w{i}" for i in target_of(s)) for s in SOURCES]
-    assert translate(model, sentences, vocab, vocab) == expected
-    texts, result = translate(model, sentences[:2], vocab, vocab, method="beam",
-                              beam_size=3, return_result=True)
-    assert texts == expected[:2] and "cross" in result.attention
-    # A wider, masked source (fewer compiled shapes) translates the same.
-    texts, result = translate(model, sentences, vocab, vocab, width_multiple=8,
-                              return_result=True)
-    assert texts == expected and result.attention["cross"].shape[-1] == 8
-    with pytest.raises(ValueError, match="width_multiple.*received width_multiple=0"):
-        translate(model, sentences, vocab, vocab, width_multiple=0)
-    # max_length=None: outputs capped at 1.5 S + 5 tokens for the longest source
-    longest = max(len(s) for s in SOURCES)
-    texts, result = translate(model, sentences, vocab, vocab, method="beam", beam_size=2,
-                              max_length=None, return_result=True)
-    assert texts == expected and result.tokens.shape[1] <= int(1.5 * longest) + 5
+    tr = Translator(model, vocab, vocab)
+    kw = dict(normalized=True, detokenized=False)
+    assert tr.translate(sentences, **kw) == expected
+    beam = tr.decode(sentences[:2], beam=3, attention=True, **kw)
+    assert [t.text for t in beam] == expected[:2]
+    assert beam[0].attention["cross"].shape[-1] == len(SOURCES[0])   # its own tokens only
+    assert tr.translate(sentences, batch_size=1, **kw) == expected
+    # each output is capped by its own source: 1.5 S + 5 tokens rounded up to 16
+    assert [output_cap(len(s)) for s in SOURCES] == [16] * len(SOURCES)
+    assert all(len(t.target_tokens) <= 16 for t in tr.decode(sentences, beam=2, **kw))
