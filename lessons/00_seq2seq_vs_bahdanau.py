@@ -294,29 +294,41 @@ else:
 # `kerasattn.training.TeacherForcingSchedule`). The coin flips are drawn once per batch
 # before the decoder loop; no gradient flows through the choice of token.
 #
-# What is measured below: the same Bahdanau model trained again on the same data, with the
-# ratio decaying linearly per epoch from 1 to 0.5, with the same share of the budget as
-# the two models above. The curves show the training loss (computed on the inputs actually fed, so
-# partly the model's own words) and the validation loss (always teacher-forced); the
-# table compares greedy-decoding BLEU on the test split, which is where exposure bias
-# shows. On a corpus this small and regular the difference can be small either way.
+# What is measured below: the same Bahdanau model trained again on the same data with the
+# same share of the budget, its ratio falling step by step from 1 to 0.5 over that budget
+# (`TeacherForcingSchedule("linear", min_ratio=0.5, budget_seconds=...)`: the schedule
+# spans the steps this machine fits in the budget, however many). Then exposure bias
+# itself: both models read each test target teacher-forced, once with the reference
+# words and once with the word at decoder input 2 replaced by a random wrong word, and we
+# count how many of the words after it each model still predicts right. A model trained
+# only on clean prefixes loses more after a wrong word than one that met its own mistakes
+# in training; the table prints both, and the BLEU of greedy decoding.
 
 # %%
 from kerasattn.course import train_model
+from kerasattn.course.lesson_helpers import accuracy_after_a_wrong_word
 from kerasattn.training import TeacherForcingSchedule
 
-schedule = TeacherForcingSchedule("linear", decay_steps=max(1, settings.epochs - 1),
-                                  min_ratio=0.5, per="epoch")
+budget = 60.0 * settings.minutes if settings.minutes else None
+schedule = (TeacherForcingSchedule("linear", min_ratio=0.5, budget_seconds=budget) if budget
+            else TeacherForcingSchedule("linear", decay_steps=max(1, settings.epochs - 1),
+                                        min_ratio=0.5, per="epoch"))
 heading("training bahdanau with scheduled sampling")
 sampled = train_model("bahdanau", lesson.data, settings,
                       model_kwargs={"scheduled_sampling": True}, teacher_forcing=schedule)
 sampled.name = "bahdanau + scheduled sampling"
 lesson.histories[sampled.name] = sampled.history
-print("teacher-forcing ratio per epoch:", [round(v, 2) for v in schedule.values])
+v = schedule.values
+print(f"teacher-forcing ratio: {v[0]:.2f} at the first step, {v[len(v) // 2]:.2f} halfway, "
+      f"{v[-1]:.2f} at the last ({len(v)} {schedule.per}{'s' if len(v) != 1 else ''})")
 r_ss = lesson.evaluate(sampled)
-print(format_table(["model", "BLEU", "exact match"],
-                   [[r["model"], f"{r['bleu']:.1f}", f"{r['exact_match']:.1%}"]
-                    for r in (r_att, r_ss)]))
+rows = []
+for trained, r in ((bahdanau, r_att), (sampled, r_ss)):
+    acc = accuracy_after_a_wrong_word(trained.model, lesson.data, lesson.data.test_pairs[:500])
+    rows.append([trained.name, f"{r['bleu']:.1f}", f"{acc['clean']:.1%}",
+                 f"{acc['corrupted']:.1%}", f"{100 * acc['drop']:.1f} points"])
+print(format_table(["model", "BLEU", "next words right", "after one wrong word", "drop"],
+                   rows))
 lesson.curves(["bahdanau", sampled.name], "curves_scheduled_sampling.png",
               title="teacher forcing vs scheduled sampling (linear, 1 -> 0.5)")
 
@@ -501,6 +513,20 @@ print(format_table(["bahdanau, first 100 test sentences", "BLEU", "repeated word
 # c = [0.5378, 0.5406].
 #
 # </details>
+
+# %% [markdown]
+# ## Next: your exercises
+#
+# Check each one with `kerasattn grade exercises/NN_*.py` (hints: `kerasattn hint NN`).
+#
+# - 01 `noir_by_hand`: scores, softmax and context for the lecture's example, by hand.
+# - 02 `additive_score`: the additive (concat) score $v^\top \tanh(W s + U h)$.
+# - 03 `masked_softmax`: a softmax that gives padding no weight.
+# - 04 `bahdanau_attention`: the context vector and a Bahdanau attention layer.
+# - 16 `lab_bahdanau_model`: the week-4 lab model, encoder to output layer.
+# - 15 `debug_the_the_the`: a model that repeats itself, and scheduled sampling.
+# - 25 `greedy_decoding` and 26 `bleu`: the decoding loop and the score of this lesson.
+# - 18 `coverage` (bonus): coverage attention and its loss.
 
 # %%
 record = lesson.finish()

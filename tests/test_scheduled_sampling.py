@@ -115,3 +115,27 @@ def test_config_round_trip():
     config = layer.get_config()
     assert config["scheduled_sampling"] is True
     assert type(layer).from_config(config).scheduled_sampling
+
+
+def test_a_budget_schedule_spans_the_budget_whatever_the_step_rate():
+    """budget_seconds: the linear ratio falls with the share of the wall-clock budget spent
+    (1 -> 0.5 here), so it ends at 0.5 on a fast or a slow machine alike."""
+    from kerasattn.training import TeacherForcingSchedule
+
+    for times in ((0, 25, 50, 100, 130), (0, 50, 100)):        # a fast and a slow machine
+        now = [0.0]
+        schedule = TeacherForcingSchedule("linear", min_ratio=0.5, budget_seconds=100,
+                                          clock=lambda: now[0])
+        seen = []
+        schedule._set = lambda progress: seen.append(schedule.value(progress))
+        schedule.on_train_begin()
+        for t in times:
+            now[0] = t
+            schedule.on_train_batch_begin(0)
+        expected = {0: 1.0, 25: 0.875, 50: 0.75, 100: 0.5, 130: 0.5}
+        assert seen == [expected[t] for t in times]
+    with pytest.raises(ValueError, match="budget_seconds` needs kind='linear' and "
+                                         "per='step'; received kind='inverse_sigmoid'"):
+        TeacherForcingSchedule("inverse_sigmoid", budget_seconds=10)
+    with pytest.raises(ValueError, match="budget_seconds` must be a number > 0"):
+        TeacherForcingSchedule("linear", budget_seconds=0)

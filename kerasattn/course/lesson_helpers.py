@@ -96,3 +96,52 @@ def evolution_rows(lesson: Lesson, train_missing: bool | None = None) -> list[di
               + ", ".join(f"`kerasattn lesson {k}`" for k in lessons)
               + " (same options and backend), then this lesson again, to fill their rows.")
     return rows
+
+
+def accuracy_after_a_wrong_word(model, data, pairs, position: int = 2, seed: int = 0) -> dict:
+    """Exposure bias, measured: how well a decoder recovers from one wrong input word.
+
+    Each target is teacher-forced twice: once with the reference prefix, once with the
+    reference word at decoder input ``position`` (``y_position``) replaced by another word
+    drawn at random from the target vocabulary, the kind of mistake greedy decoding makes.
+    The token accuracy on the labels from ``position`` on (the words predicted after the
+    wrong one) is compared.
+
+    Args:
+        model: a trained model of the kit.
+        data: the lesson's :class:`~kerasattn.course.data.LessonData` (vocabularies).
+        pairs: ``(source, target)`` pairs; those with fewer than ``position + 2`` target
+            words are skipped.
+        position: the decoder input replaced (1 = the first word after ``<bos>``).
+        seed: seed of the replacement words.
+
+    Returns:
+        ``dict(clean, corrupted, drop, n)``: accuracies after the position (0-1), their
+        difference, and the number of pairs used.
+    """
+    import numpy as np
+
+    from kerasattn.data import make_arrays
+
+    pairs = [p for p in pairs if len(data.tgt_vocab.encode(p[1])) >= position + 2]
+    if not pairs:
+        raise ValueError(f"pairs: none has {position + 2} target tokens or more")
+    arrays = make_arrays(pairs, data.src_vocab, data.tgt_vocab)
+    enc, dec, labels = (arrays[k] for k in ("encoder_inputs", "decoder_inputs", "labels"))
+    rng = np.random.default_rng(seed)
+    wrong = dec.copy()
+    gold = dec[:, position]
+    words = np.arange(4, len(data.tgt_vocab))                    # no <pad> <unk> <bos> <eos>
+    pick = rng.choice(words, size=len(dec))
+    clash = pick == gold
+    pick[clash] = words[(np.searchsorted(words, pick[clash]) + 1) % len(words)]
+    wrong[:, position] = pick                                     # (N, T): one wrong input
+    after = (labels != 0) & (np.arange(labels.shape[1])[None, :] >= position)
+
+    def accuracy(decoder_inputs):
+        logits = model.predict({"encoder_inputs": enc, "decoder_inputs": decoder_inputs},
+                               batch_size=128, verbose=0)        # (N, T, V)
+        return float(((logits.argmax(-1) == labels) & after).sum() / after.sum())
+
+    clean, corrupted = accuracy(dec), accuracy(wrong)
+    return dict(clean=clean, corrupted=corrupted, drop=clean - corrupted, n=len(pairs))

@@ -134,6 +134,12 @@ class TeacherForcingSchedule(keras.callbacks.Callback):
     ``i`` counts from 0 at the first ``fit`` of this object (``initial_epoch`` for
     ``per="epoch"``). ``values`` records the ratio used for each step or epoch.
 
+    With ``budget_seconds`` the linear schedule spans a wall-clock training budget instead
+    of a count of steps: ``i / decay_steps`` is replaced by the share of the budget spent
+    when the batch starts (``elapsed / budget_seconds``, at most 1), so the ratio reaches
+    ``min_ratio`` when the budget (:class:`TimeBudget`) ends training, however many steps a
+    machine fits in it.
+
     Args:
         kind: "constant", "linear" or "inverse_sigmoid".
         ratio: the constant ratio in [0, 1] (constant only).
@@ -141,11 +147,22 @@ class TeacherForcingSchedule(keras.callbacks.Callback):
         min_ratio: the floor of the linear decay, in [0, 1].
         k: the inverse-sigmoid constant, >= 1 (larger decays later).
         per: "step" or "epoch".
+        budget_seconds: decay over this many seconds of training instead of
+            ``decay_steps`` (linear only, per step).
+        clock: the clock of ``budget_seconds`` (``time.perf_counter``, as
+            :class:`TimeBudget`; tests pass a fake).
     """
 
     def __init__(self, kind="linear", *, ratio=1.0, decay_steps=1000, min_ratio=0.0,
-                 k=100.0, per="step"):
+                 k=100.0, per="step", budget_seconds=None, clock=time.perf_counter):
         super().__init__()
+        if budget_seconds is not None:
+            _check_positive("budget_seconds", budget_seconds)
+            if kind != "linear" or per != "step":
+                raise ValueError("TeacherForcingSchedule: `budget_seconds` needs "
+                                 f"kind='linear' and per='step'; received kind={kind!r}, "
+                                 f"per={per!r}.")
+        self.budget_seconds, self._clock, self._start = budget_seconds, clock, None
         if kind not in SCHEDULES:
             raise ValueError(f"TeacherForcingSchedule: `kind` must be one of {SCHEDULES}; "
                              f"received kind={kind!r}.")
@@ -204,11 +221,13 @@ class TeacherForcingSchedule(keras.callbacks.Callback):
         raise bad
 
     def value(self, i):
-        """eps_i for step (or epoch) ``i`` >= 0."""
+        """eps_i for step (or epoch) ``i`` >= 0 (with ``budget_seconds``: for the share
+        ``i`` in [0, 1] of the budget spent)."""
         if self.kind == "constant":
             return self.ratio
         if self.kind == "linear":
-            return max(self.min_ratio, 1.0 - (1.0 - self.min_ratio) * i / self.decay_steps)
+            progress = min(i, 1.0) if self.budget_seconds else i / self.decay_steps
+            return max(self.min_ratio, 1.0 - (1.0 - self.min_ratio) * progress)
         return self.k / (self.k + float(np.exp(min(i / self.k, 700.0))))
 
     @staticmethod
@@ -246,7 +265,14 @@ class TeacherForcingSchedule(keras.callbacks.Callback):
         if self.per == "epoch":
             self._set(epoch)
 
+    def on_train_begin(self, logs=None):
+        if self._start is None:
+            self._start = self._clock()
+
     def on_train_batch_begin(self, batch, logs=None):
         if self.per == "step":
-            self._set(self.step)
+            if self.budget_seconds:
+                self._set((self._clock() - self._start) / self.budget_seconds)
+            else:
+                self._set(self.step)
             self.step += 1
