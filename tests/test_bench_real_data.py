@@ -7,6 +7,7 @@ from pathlib import Path
 
 import keras
 import pytest
+from bleu_reference import record_grouped_scores, sacrebleu_bleu
 
 ROOT = Path(__file__).resolve().parents[1]
 EXCERPT = ROOT / "tests" / "data" / "jpn-eng-excerpt.txt"
@@ -19,8 +20,23 @@ def load_bench(name="bench_real_data"):
     return module
 
 
-def test_bench_prints_kit_and_baseline_side_by_side(tmp_path, capsys):
+def test_bench_prints_kit_and_baseline_side_by_side(tmp_path, capsys, monkeypatch):
+    from kerasattn.training import recipes
+
     bench = load_bench()
+    scored = record_grouped_scores(monkeypatch)
+    # the keras-hub row decodes as an oracle: each test source as its last reference, so
+    # its scores are known by hand (tiny models trained for 2 s score about 0 otherwise)
+    prepared, real_prepare = [], recipes.prepare
+    monkeypatch.setattr(recipes, "prepare",
+                        lambda *a, **k: prepared.append(real_prepare(*a, **k)) or prepared[-1])
+
+    def oracle(model, sources, src_vocab, tgt_vocab, batch_size=128):
+        (p,) = prepared                               # keras_hub reads the transformer's
+        last = {s: refs[-1] for s, refs in zip(p.test_sources, p.test_references)}
+        return [last[s] for s in sources]
+
+    monkeypatch.setattr(bench, "baseline_greedy", oracle)
     out_json = tmp_path / "rows.json"
     assert bench.main([str(EXCERPT), "--reverse", "--budget", "2", "--tiny",
                        "--models", "transformer", "keras_hub", "--max-train", "64",
@@ -36,10 +52,24 @@ def test_bench_prints_kit_and_baseline_side_by_side(tmp_path, capsys):
     import json
 
     rows = json.loads(out_json.read_text())
-    for row in rows:
-        assert row["sources"] == 4 and 0.0 <= row["bleu_single"] <= 100.0
+    # each row's BLEU is sacrebleu's on that row's translations (English target: 13a), and
+    # its exact match the share equal to the first reference, token for token
+    assert len(scored) == len(rows)
+    for row, call in zip(rows, scored):
+        assert row["sources"] == len(call["hyps"]) == len(call["references"]) == 4
+        assert [h for _, h in row["examples"]] == call["hyps"][:3]
+        single, multi = sacrebleu_bleu(call["hyps"], call["references"], tokenize="13a")
+        assert call["tokenize"] == "13a"
+        assert row["bleu_single"] == pytest.approx(single, abs=1e-9)
+        assert row["bleu_multi"] == pytest.approx(multi, abs=1e-9)
+        assert row["exact_match_single"] == sum(
+            h.split() == refs[0].split()
+            for h, refs in zip(call["hyps"], call["references"])) / 4
         assert row["tokens_per_second"] > 0 and row["epochs"] >= 1
     assert [r["model"] for r in rows] == ["transformer", "transformer + beam 2", "keras_hub"]
+    # every oracle translation is one of its source's references
+    assert rows[2]["bleu_multi"] == pytest.approx(100.0)
+    assert rows[2]["exact_match_multi"] == 1.0
     assert rows[1]["epochs"] == rows[0]["epochs"]                  # one model, two decodings
     assert "the kit's batches: " in out and "keras-hub's batches: " in out
     assert "written without spaces" in out                       # the recipe is printed

@@ -12,6 +12,7 @@ import zipfile
 
 import keras
 import pytest
+from bleu_reference import record_grouped_scores, sacrebleu_bleu
 from conftest import ROOT
 
 from kerasattn import cli
@@ -21,30 +22,89 @@ from kerasattn.data import LICENCE
 EXCERPT = ROOT / "tests" / "data" / "jpn-eng-excerpt.txt"
 
 
+JPN_ARGV = ["train", "bahdanau", "--quick", "--data", str(EXCERPT), "--reverse", "--seed",
+            "1"]
+
+
 @pytest.fixture(scope="module")
-def jpn_checkpoint(tmp_path_factory):
-    """`kerasattn train bahdanau --quick --data EXCERPT --reverse` (Japanese -> English)."""
+def jpn_run(tmp_path_factory):
+    """`kerasattn train bahdanau --quick --data EXCERPT --reverse` (Japanese -> English):
+    the checkpoint, and what the run passed to `metrics.evaluate_grouped`."""
     out = tmp_path_factory.mktemp("ckpt") / "jpn_bahdanau"
-    rc = cli.main(["train", "bahdanau", "--quick", "--data", str(EXCERPT), "--reverse",
-                   "--out", str(out), "--seed", "1"])
+    with pytest.MonkeyPatch.context() as mp:
+        scored = record_grouped_scores(mp)
+        rc = cli.main([*JPN_ARGV, "--out", str(out)])
     assert rc == 0
-    return out
+    return out, scored
+
+
+@pytest.fixture(scope="module")
+def jpn_checkpoint(jpn_run):
+    return jpn_run[0]
 
 
 def test_train_on_real_data_uses_the_recipe_and_saves_a_subword_checkpoint(jpn_checkpoint):
     meta = json.loads((jpn_checkpoint / "meta.json").read_text(encoding="utf-8"))
     # Japanese has no spaces: the recipe chooses subword tokens, and says why
     assert meta["tokenizer"] == "subword"
-    assert any("written without spaces" in r for r in meta["recipe"])
+    assert "written without spaces" in meta["recipe"]["tokenizer"]
     assert meta["src_lang"] == "jpn" and meta["tgt_lang"] == "en"
     assert meta["settings"]["reverse"] is True
-    # single- and multi-reference BLEU on the source-grouped test split
-    for key in ("bleu_single", "bleu_multi"):
-        assert 0.0 <= meta[key] <= 100.0
-    assert meta["bleu_multi"] >= meta["bleu_single"] - 1e-9
     assert meta["test_sources"] >= 1 and meta["bleu_tokenize"] == "13a"   # English target
     src = json.loads((jpn_checkpoint / "src_vocab.json").read_text(encoding="utf-8"))
     assert src["format"].startswith("kerasattn.SubwordTokenizer")
+
+
+def test_train_bleu_is_sacrebleu_on_the_checkpoints_own_translations(jpn_run):
+    """meta.json's single- and multi-reference BLEU equal sacrebleu's, recomputed here from
+    the saved checkpoint's translations of the test split's distinct sources against the
+    targets the test split pairs with each of them."""
+    from kerasattn.course.data import load_data
+    from kerasattn.inference import Translator
+
+    out, scored = jpn_run
+    meta = json.loads((out / "meta.json").read_text(encoding="utf-8"))
+    d = load_data(options.settings_from_args(cli.build_parser().parse_args(JPN_ARGV), out))
+    references = {}
+    for source, target in d.test_pairs:
+        references.setdefault(source, []).append(target)
+    sources = list(references)
+    assert meta["test_sources"] == len(sources) >= 2
+    hyps = Translator.load(out).translate(sources, normalized=True, detokenized=False)
+    single, multi = sacrebleu_bleu(hyps, [references[s] for s in sources], tokenize="13a")
+    assert meta["bleu_single"] == pytest.approx(single, abs=1e-9)
+    assert meta["bleu_multi"] == pytest.approx(multi, abs=1e-9)
+    # the run scored these very translations (the reloaded model decodes as the trained one)
+    assert [(c["hyps"], c["tokenize"]) for c in scored] == [(hyps, "13a")]
+
+
+def test_train_scores_an_oracle_at_bleu_100(tmp_path, monkeypatch):
+    """Translations that equal a reference score what they must: multi-reference BLEU 100,
+    every one an exact match. (A quick model scores about 0, where a score stored under the
+    wrong key, or translations scored against another source's references, go unseen.)"""
+    from kerasattn.course.data import load_data
+    from kerasattn.inference import Translator
+
+    argv = [*JPN_ARGV, "--out", str(tmp_path / "c")]
+    d = load_data(options.settings_from_args(cli.build_parser().parse_args(argv),
+                                             tmp_path / "c"))
+    last = {}
+    for source, target in d.test_pairs:
+        last[source] = target
+    real = Translator.translate
+
+    def oracle(self, texts, **kwargs):
+        out = real(self, texts, **kwargs)
+        return [last.get(t, o) for t, o in zip(texts, out)]
+
+    monkeypatch.setattr(Translator, "translate", oracle)
+    assert cli.main(argv) == 0
+    meta = json.loads((tmp_path / "c" / "meta.json").read_text(encoding="utf-8"))
+    assert meta["test_sources"] == len(last)
+    assert meta["bleu_multi"] == pytest.approx(100.0)
+    assert meta["exact_match_multi"] == 1.0
+    single, _ = sacrebleu_bleu([last[s] for s in d.test_sources], d.test_references)
+    assert meta["bleu_single"] == pytest.approx(single, abs=1e-9)
 
 
 def test_train_prints_the_recipe(tmp_path, capsys):
@@ -212,8 +272,9 @@ def test_the_device_is_reported():
 
 @pytest.mark.slow
 @pytest.mark.lesson
-def test_lesson_00_on_real_data_is_the_lab(tmp_path, capfd):
+def test_lesson_00_on_real_data_is_the_lab(tmp_path, capfd, monkeypatch):
     out = tmp_path / "l0"
+    scored = record_grouped_scores(monkeypatch)
     rc = cli.main(["lesson", "0", "--quick", "--data", str(EXCERPT), "--out", str(out)])
     text = capfd.readouterr().out
     assert rc == 0
@@ -221,8 +282,15 @@ def test_lesson_00_on_real_data_is_the_lab(tmp_path, capfd):
     assert "subword tokens: the target side is written without spaces" in text
     record = json.loads((out / "results.json").read_text())
     assert set(record["models"]) == {"seq2seq", "bahdanau", "bahdanau + scheduled sampling"}
-    for r in record["models"].values():
-        assert 0 <= r["bleu_single"] <= r["bleu_multi"] + 1e-9 <= 100 + 1e-9
+    # each model's BLEU is sacrebleu's on the translations it scored, on characters (the
+    # target is Japanese)
+    assert len(scored) == len(record["models"])
+    for call, r in zip(scored, record["models"].values()):
+        single, multi = sacrebleu_bleu(call["hyps"], call["references"], tokenize="char")
+        assert r["bleu_tokenize"] == call["tokenize"] == "char"
+        assert r["n_sources"] == len(call["hyps"]) == len(call["references"])
+        assert r["bleu_single"] == pytest.approx(single, abs=1e-9)
+        assert r["bleu_multi"] == pytest.approx(multi, abs=1e-9)
         assert r["by_length"] and r["history"]["loss"]
     for fig in ("curves_with_without_attention.png", "bleu_vs_length.png",
                 "attention_bahdanau.png", "attention_bahdanau_longer.png"):

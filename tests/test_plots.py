@@ -29,20 +29,43 @@ def expected_pixels(fig) -> tuple[int, int]:
 
 
 def test_attention_heatmap_single_and_multi_head(tmp_path):
+    import matplotlib
+    import matplotlib.image
+
     rng = np.random.default_rng(0)
     single = rng.dirichlet(np.ones(len(SRC)), size=len(TGT))
     fig = plots.attention_heatmap(single, SRC, TGT, tmp_path / "one.png", title="one map")
-    assert png_size(tmp_path / "one.png") == expected_pixels(fig)
-    assert len([a for a in fig.axes if a.images]) == 1
+    # one panel of 0.35 * 6 + 1.2 = 3.3 inches, + 0.8 for the colour bar, + 0.5 for the
+    # title, at 100 dpi
+    assert png_size(tmp_path / "one.png") == (410, 380)
+    (ax,) = [a for a in fig.axes if a.images]
+    assert np.array_equal(ax.images[0].get_array(), single)
+    assert [t.get_text() for t in ax.get_xticklabels()] == SRC
+    assert [t.get_text() for t in ax.get_yticklabels()] == TGT
+    assert fig.get_suptitle() == "one map"
+    # each cell is written in it, row by row, to 2 decimals
+    assert [t.get_text() for t in ax.texts] == [f"{w:.2f}" for w in single.ravel()]
+    # and the PNG shows the weights: a point inside cell (r, c), off its centre (where the
+    # number is written), has the viridis colour of single[r, c] on a 0-1 scale
+    png = matplotlib.image.imread(tmp_path / "one.png")
+    viridis = matplotlib.colormaps["viridis"]
+    for r in range(len(TGT)):
+        for c in range(len(SRC)):
+            x, y = ax.transData.transform((c - 0.35, r - 0.35))
+            pixel = png[int(png.shape[0] - y), int(x), :3]
+            assert np.abs(pixel - viridis(single[r, c])[:3]).max() < 0.02, (r, c)
     # 3 heads, with padding rows/columns beyond the tokens that must be cut off
     multi = rng.dirichlet(np.ones(len(SRC) + 2), size=(3, len(TGT) + 1))
     fig = plots.attention_heatmap(multi, SRC, TGT, tmp_path / "heads.png")
     panels = [a for a in fig.axes if a.images]
     assert len(panels) == 3
-    assert panels[0].images[0].get_array().shape == (len(TGT), len(SRC))
+    for head, panel in enumerate(panels):
+        assert np.array_equal(panel.images[0].get_array(), multi[head, :len(TGT), :len(SRC)])
+        assert panel.get_title() == f"head {head + 1}"
     assert [t.get_text() for t in panels[0].get_xticklabels()] == SRC
     assert [t.get_text() for t in panels[0].get_yticklabels()] == TGT
-    assert png_size(tmp_path / "heads.png") == expected_pixels(fig)
+    # three 3.3-inch panels side by side, + 0.8 inch for the colour bar, + 0.1, at 100 dpi
+    assert png_size(tmp_path / "heads.png") == (1070, 340)
 
 
 def test_attention_heatmap_rejects_bad_shapes(tmp_path):
@@ -126,4 +149,6 @@ def test_japanese_heatmap_without_a_cjk_font_warns_and_still_draws(tmp_path, mon
     with pytest.warns(UserWarning, match="fonts-noto-cjk"):
         fig = plots.attention_heatmap(np.full((2, 3), 1 / 3), ["猫", "が", "寝る"],
                                       ["the", "cat"], path=tmp_path / "ja.png")
-    assert png_size(tmp_path / "ja.png") == expected_pixels(fig)
+    # the smallest panel (2.6 inches) + 0.8 for the colour bar, + 0.1, at 100 dpi
+    assert png_size(tmp_path / "ja.png") == (340, 270)
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["猫", "が", "寝る"]

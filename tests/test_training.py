@@ -256,19 +256,53 @@ def test_torch_threads_are_set_during_training_and_restored(backend):
         training.train(tiny_bag(), tiny_pairs(4), epochs=1, torch_threads=0)
 
 
-def test_busy_cores_reads_proc_stat_and_falls_back(tmp_path):
+def test_busy_cores_reads_proc_stat_and_falls_back(tmp_path, monkeypatch):
     """`auto_torch_threads` counts the cores busy *now* (Linux /proc/stat), not the slow
     1-minute load average; without /proc/stat it falls back to the load average."""
+    import time
+
     stat = tmp_path / "stat"
     stat.write_text("cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 1 2 3 4 5 6 7 8 9 10\n")
     assert backend_utils._proc_stat_times(str(stat)) == (1000, 850)  # total, idle + iowait
-    cores = os.cpu_count() or 1
-    assert 0.0 <= backend_utils.busy_cores(0.05) <= cores + 1e-6
+    # a 4-core machine; during the sample window the counters move to the second snapshot:
+    # user +500, system +250, idle +200, iowait +50 jiffies: 1000 in all, 250 of them idle
+    # (idle + iowait), so 3/4 of the cores' time is busy: 3.0 cores
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(os, "getloadavg", lambda: (2.5, 2.0, 1.5))
+    snapshots = []
+
+    def sleep(seconds):
+        snapshots.append(seconds)
+        stat.write_text(after)
+
+    monkeypatch.setattr(time, "sleep", sleep)
+    before = "cpu  100 0 50 800 50 0 0 0 0 0\n"
+    after = "cpu  600 0 300 1000 100 0 0 0 0 0\n"
+    stat.write_text(before)
+    assert backend_utils.busy_cores(0.25, stat_path=str(stat)) == pytest.approx(3.0)
+    assert snapshots == [0.25]                          # one window of the asked length
+    # only idle time passes (+400 idle): no core is busy
+    after = "cpu  100 0 50 1200 50 0 0 0 0 0\n"
+    stat.write_text(before)
+    assert backend_utils.busy_cores(0.25, stat_path=str(stat)) == pytest.approx(0.0)
+    # steal counts as busy, guest (columns 9-10, already inside user) is not counted twice:
+    # +100 user, +100 steal, +200 idle, +100 guest -> 200 busy of 400 on 4 cores: 2.0
+    after = "cpu  200 0 50 1000 50 0 0 100 100 0\n"
+    stat.write_text(before)
+    assert backend_utils.busy_cores(0.25, stat_path=str(stat)) == pytest.approx(2.0)
+    # the counters did not move (a window shorter than a jiffy): the load average
+    after = before
+    stat.write_text(before)
+    assert backend_utils.busy_cores(0.25, stat_path=str(stat)) == 2.5
+    # no /proc/stat, or a malformed one: the load average, no crash
     missing = str(tmp_path / "no_such_file")
-    assert backend_utils.busy_cores(0.0, stat_path=missing) == pytest.approx(
-        os.getloadavg()[0], abs=0.5)
-    stat.write_text("cpu  1 2\n")  # malformed: fall back, do not crash
-    assert backend_utils.busy_cores(0.0, stat_path=str(stat)) >= 0.0
+    assert backend_utils.busy_cores(0.0, stat_path=missing) == 2.5
+    stat.write_text("cpu  1 2\n")
+    assert backend_utils.busy_cores(0.0, stat_path=str(stat)) == 2.5
+    # auto_torch_threads: the cores left idle, rounded, at least 1
+    for busy, threads in ((3.0, 1), (1.4, 3), (0.0, 4), (3.9, 1), (6.0, 1)):
+        monkeypatch.setattr(backend_utils, "busy_cores", lambda busy=busy: busy)
+        assert backend_utils.auto_torch_threads() == threads, busy
 
 
 def test_recommended_training_covers_every_model_and_trains():
