@@ -15,7 +15,11 @@ STAMP   = $(VENV)/.kerasattn-installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	# torch first, pinned: the CPU build. An unpinned torch pulls a multi-GB CUDA build.
+	# torch first, pinned to 2.13.0. Which build pip installs depends on where it looks: from
+	# PyPI on Linux, the CUDA build (several GB of CUDA libraries); the CPU build only where a
+	# CPU wheel is configured (PIP_FIND_LINKS, a local index), or already in $(VENV): run
+	# `$(PY) -m pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu`
+	# first (README, Install) and this line finds 2.13.0+cpu installed.
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -e ".[all,dev]"
 	touch $(STAMP)

@@ -16,10 +16,10 @@ output embedding do; Press and Wolf, 2017):
     t_t = W_t [s_t; c_t] + b_t,               logits_t = W_o t_t + b_o
 
 On a real corpus the projection to thousands of tokens is most of the model's arithmetic
-(`[s_t; c_t]` is `3u` wide): through `t_t` of `u` units it costs about a third. A tanh on
-`t_t` (the paper's deep output is a maxout) learned slower: ``jpn-eng.txt``, Japanese to
-English, one pass over 16,000 pairs on torch, validation token accuracy 0.09 with tanh, 0.32
-linear, 0.31 without `t_t`.
+(`[s_t; c_t]` is `3u` wide): through `t_t` of `u` units it costs about a third. `t_t` is
+linear (the paper's deep output is a maxout): on ``jpn-eng.txt``, Japanese to English, after
+one pass over 16,000 training pairs on torch, the validation token accuracy is 0.32 with a
+linear `t_t`, 0.09 with a tanh on it and 0.31 without `t_t` (one run each).
 """
 from __future__ import annotations
 
