@@ -96,7 +96,9 @@ def _no_residual(i):
     return layer_norm(i["y"], i["w/gamma"], i["w/beta"])
 
 
-def _pre_norm(i):
+def _sublayer_output_normalised(i):
+    """x + LayerNorm(y): the sublayer's output normalised alone, then the residual added
+    (not the pre-norm block, x + Sublayer(LayerNorm(x)), which normalises the input)."""
     from kerasattn.reference import layer_norm
 
     return i["x"] + layer_norm(i["y"], i["w/gamma"], i["w/beta"])
@@ -130,8 +132,9 @@ SPEC = Spec(
                 output="out", points=4, variants=[
                     Variant("missing residual connection", _no_residual,
                             "Add the sublayer input: LayerNorm(x + y)."),
-                    Variant("LayerNorm before the residual (pre-norm)", _pre_norm,
-                            "Post-norm: add first, then normalise.")]),
+                    Variant("sublayer output normalised alone (x + norm(y))",
+                            _sublayer_output_normalised,
+                            "Add first, then normalise: LayerNorm(x + y).")]),
         GradientCheck("gamma and beta receive a gradient", case="add_norm", points=1),
     ],
 )
