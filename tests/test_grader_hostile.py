@@ -170,6 +170,8 @@ ROUTES = {
     "ex05_subprocess_hidden": "exercise 05: your code starts a process (subprocess.Popen at "
                               "line 20: proc = runner.run(",
     "ex05_os_system_hidden": "exercise 05: your code starts a process (os.system at line 18",
+    "ex05_ctypes_system_hidden": "exercise 05: your code calls native code through ctypes "
+                                 "(ctypes.dlopen at line 18",
     "ex05_fork_exec_hidden": "exercise 05: your code starts a process (os.fork at line 20",
     "ex05_process_pool_hidden": "exercise 05: your code starts a process "
                                 "(_posixsubprocess.fork_exec at line 22",

@@ -80,7 +80,11 @@ _FRAMEWORK_DIRS = ("numpy", "torch", "jax", "jaxlib", "tensorflow", "tf_keras", 
 _PROCESS_EVENTS = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.spawn",
                              "os.posix_spawn", "os.fork", "os.forkpty", "pty.spawn",
                              "os.startfile"})
-_AUDITED = frozenset({"open", "compile", "exec", "marshal.loads"}) | _PROCESS_EVENTS
+#: Audit events of native code reached through ``ctypes`` (a C library's ``system`` starts a
+#: process with no audit event of its own).
+_NATIVE_EVENTS = frozenset({"ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle"})
+_AUDITED = (frozenset({"open", "compile", "exec", "marshal.loads"}) | _PROCESS_EVENTS
+            | _NATIVE_EVENTS)
 # Methods of a submission's layers that must run as they are (building, configuration).
 _NOT_COMPILED = {"build", "get_config", "from_config", "compute_output_shape",
                  "compute_output_spec", "compute_mask", "get_build_config",
@@ -408,9 +412,10 @@ class Guard:
     def _audit(self, event, args):
         if event not in _AUDITED or getattr(self._busy, "on", False):
             return
-        if event in _PROCESS_EVENTS:
+        if event in _PROCESS_EVENTS or event in _NATIVE_EVENTS:
             if self.installed:
-                self._check_process(event, sys._getframe().f_back)
+                self._check_process(event, sys._getframe().f_back,
+                                    native=event in _NATIVE_EVENTS)
             return
         if not self.active:
             return
@@ -421,8 +426,9 @@ class Guard:
             self._busy.on = False
 
     # ------------------------------------------------------------------- processes
-    def _check_process(self, what: str, frame) -> None:
-        """Refuse a new process the submission asks for (see the module docstring)."""
+    def _check_process(self, what: str, frame, native: bool = False) -> None:
+        """Refuse a new process, or native code through ``ctypes``, that the submission
+        asks for (see the module docstring)."""
         self._busy.on = True
         try:
             decided = self._walk(frame, "student")
@@ -436,7 +442,8 @@ class Guard:
             name = os.path.basename(self.submission)
             digits = name.split("_", 1)[0]
             label = f"exercise {digits}" if digits.isdigit() else name
-            msg = (f"{label}: your code starts a process ({what}{at}); exercises must "
+            does = "calls native code through ctypes" if native else "starts a process"
+            msg = (f"{label}: your code {does} ({what}{at}); exercises must "
                    "compute their answer in the submission itself")
             self.record(msg)
         finally:
