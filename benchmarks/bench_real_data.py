@@ -8,11 +8,14 @@ source stays in the test split), and the same wall-clock training budget per mod
 - each kit model named in ``--models`` is trained with the recipe chosen from the data
   (:func:`kerasattn.training.recipes.prepare`: tokenizer, vocabulary, batch size, learning rate,
   dropout, length cap) through :func:`kerasattn.training.train`;
-- ``keras_hub`` is the script a student writes from the keras-io English-Spanish example:
-  ``TokenAndPositionEmbedding``, 2 ``keras_hub.layers.TransformerEncoder`` and 2
-  ``TransformerDecoder`` (d_model 128, 4 heads, FFN 256, dropout 0.1), a ``Dense`` output,
-  AdamW 1e-3, batches of 64, cross-entropy that ignores padding. It is fed the same token
-  ids as the kit's ``transformer`` (same tokenizers, same training pairs), so the table
+- ``keras_io`` is the script a reader of the keras-io English-Spanish example writes, with
+  no kit code on its path (``benchmarks/keras_io_script.py``: its own word vocabulary,
+  sequences padded to one fixed width of ``--keras-io-width`` words, NumPy batches of 64,
+  keras-hub's ``TokenAndPositionEmbedding`` + 2 ``TransformerEncoder`` + 2
+  ``TransformerDecoder``, AdamW 1e-3, greedy decoding by re-running the model). It trains
+  on the same training pairs and is scored on the same test sources and references;
+- ``keras_hub`` is the same keras-hub model fed the kit's token ids (same tokenizers, same
+  training pairs as the kit's ``transformer``) and the kit's batch iterator, so that row
   compares models and training, not tokenizers. Its batches group pairs by source length,
   each as wide as its longest pair rounded up to 8 (``--baseline-batching source``, the
   default), where the kit's recipe groups them by target length first and, on TensorFlow
@@ -46,10 +49,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # this checkout's kerasattn
+sys.path.insert(0, str(ROOT / "benchmarks"))  # keras_io_script, the baseline beside it
 
 from kerasattn._env import add_backend_option  # noqa: E402  (no keras: the backend is free)
 
 BASELINE = "keras_hub"
+KERAS_IO = "keras_io"
 BASELINE_BATCHING = ("source", "kit")
 TINY = dict(d_model=16, num_heads=2, d_ff=32, embed_dim=16, units=16, attention_units=16)
 
@@ -59,8 +64,12 @@ def parse_args(argv=None):
     p.add_argument("file", help="a manythings.org / Tatoeba file (.txt or .zip)")
     p.add_argument("--budget", type=float, default=120.0,
                    help="training seconds per model (default 120)")
-    p.add_argument("--models", nargs="+", default=["transformer", "bahdanau", BASELINE],
-                   help=f"kit model names and/or {BASELINE!r}")
+    p.add_argument("--models", nargs="+",
+                   default=["transformer", "bahdanau", KERAS_IO, BASELINE],
+                   help=f"kit model names, {KERAS_IO!r} (the keras-io script) and/or "
+                        f"{BASELINE!r} (keras-hub on the kit's tokens)")
+    p.add_argument("--keras-io-width", type=int, default=20,
+                   help="the keras-io script's fixed sequence width in words (default 20)")
     p.add_argument("--reverse", action="store_true",
                    help="translate from the other language into English")
     p.add_argument("--tokenizer", choices=("auto", "word", "subword"), default="auto",
@@ -187,7 +196,7 @@ def baseline_greedy(model, sources, src_vocab, tgt_vocab, batch_size=128):
 
 def recipe_key(name: str) -> str:
     """The kit model whose recipe (tokens, split) a model name trains with."""
-    return "transformer" if name == BASELINE else name
+    return "transformer" if name in (BASELINE, KERAS_IO) else name
 
 
 def compiled_baseline(prepared, seed, tiny):
@@ -371,7 +380,14 @@ def run(args) -> list[dict]:
     bleu_tok = recipes.bleu_tokenize_for(corpus.info.get("tgt_lang"))
     for name in args.models:
         p = prepared_for(name)
-        if name == BASELINE:
+        if name == KERAS_IO:
+            import keras_io_script
+
+            hyps, stats = keras_io_script.train_and_translate(
+                list(corpus.train), list(corpus.valid) or list(corpus.train[:1]),
+                p.test_sources, args.budget, args.seed, args.keras_io_width, args.tiny)
+            start = time.perf_counter() - stats.pop("decode_seconds")
+        elif name == BASELINE:
             model, stats = train_baseline(p, args.budget, args.seed, args.tiny,
                                           baseline_batching(p.recipe, args.baseline_batching))
             start = time.perf_counter()
@@ -396,7 +412,7 @@ def run(args) -> list[dict]:
             translator = Translator(model, p.src_vocab, p.tgt_vocab)
             hyps = translator.translate(p.test_sources, normalized=True, detokenized=False)
         decodings = [(name, hyps, time.perf_counter() - start)]
-        if name != BASELINE and args.beam > 1:
+        if name not in (BASELINE, KERAS_IO) and args.beam > 1:
             start = time.perf_counter()
             hyps = translator.translate(p.test_sources, normalized=True, detokenized=False,
                                         beam=args.beam)
@@ -404,10 +420,10 @@ def run(args) -> list[dict]:
                               time.perf_counter() - start))
         for label, hyps, decode_seconds in decodings:
             scores = metrics.evaluate_grouped(hyps, p.test_references, tokenize=bleu_tok)
-            row = dict(backend=backend, model=label, tokenizer=p.recipe.tokenizer,
-                       src_vocab=len(p.src_vocab), tgt_vocab=len(p.tgt_vocab),
-                       decode_seconds=decode_seconds, **stats, **scores,
-                       examples=[(s, h) for s, h in zip(p.test_sources[:3], hyps[:3])])
+            row = {**dict(backend=backend, model=label, tokenizer=p.recipe.tokenizer,
+                          src_vocab=len(p.src_vocab), tgt_vocab=len(p.tgt_vocab),
+                          decode_seconds=decode_seconds), **stats, **scores,
+                   "examples": [(s, h) for s, h in zip(p.test_sources[:3], hyps[:3])]}
             rows.append(row)
             print(f"  {label}: BLEU {row['bleu_single']:.1f} (multi-ref "
                   f"{row['bleu_multi']:.1f}), {row['epochs']} epochs, "

@@ -39,7 +39,8 @@ def test_bench_prints_kit_and_baseline_side_by_side(tmp_path, capsys, monkeypatc
     monkeypatch.setattr(bench, "baseline_greedy", oracle)
     out_json = tmp_path / "rows.json"
     assert bench.main([str(EXCERPT), "--reverse", "--budget", "2", "--tiny",
-                       "--models", "transformer", "keras_hub", "--max-train", "64",
+                       "--models", "transformer", "keras_hub", "keras_io", "--max-train",
+                       "64",
                        "--max-test", "4", "--json", str(out_json), "--beam", "2",
                        "--set", "batch_size=16", "--set", "anneal=false"]) == 0
     out = capsys.readouterr().out
@@ -48,7 +49,8 @@ def test_bench_prints_kit_and_baseline_side_by_side(tmp_path, capsys, monkeypatc
     backend = keras.backend.backend()
     assert table[1].startswith(f"| {backend} | transformer | subword")
     assert table[2].startswith(f"| {backend} | transformer + beam 2 | subword")
-    assert table[3].startswith(f"| {backend} | keras_hub | subword") and len(table) == 4
+    assert table[3].startswith(f"| {backend} | keras_hub | subword")
+    assert table[4].startswith(f"| {backend} | keras_io | words (own)") and len(table) == 5
     import json
 
     rows = json.loads(out_json.read_text())
@@ -66,7 +68,8 @@ def test_bench_prints_kit_and_baseline_side_by_side(tmp_path, capsys, monkeypatc
             h.split() == refs[0].split()
             for h, refs in zip(call["hyps"], call["references"])) / 4
         assert row["tokens_per_second"] > 0 and row["epochs"] >= 1
-    assert [r["model"] for r in rows] == ["transformer", "transformer + beam 2", "keras_hub"]
+    assert [r["model"] for r in rows] == ["transformer", "transformer + beam 2", "keras_hub",
+                                          "keras_io"]
     # every oracle translation is one of its source's references
     assert rows[2]["bleu_multi"] == pytest.approx(100.0)
     assert rows[2]["exact_match_multi"] == 1.0
@@ -174,3 +177,24 @@ def test_real_token_share_counts_the_positions_that_are_not_padding():
                                                                                    5 / 6)
     # no bucketing: the full width of 4
     assert bench.real_token_share(arrays, 2, dict(bucket=False)) == (3 / 8, 5 / 8)
+
+
+def test_the_keras_io_script_has_its_own_words_widths_and_no_kit_code():
+    import ast
+
+    script = load_bench("keras_io_script")
+    source = (ROOT / "benchmarks" / "keras_io_script.py").read_text(encoding="utf-8")
+    imported = {a.name.split(".")[0] for node in ast.walk(ast.parse(source))
+                if isinstance(node, ast.Import) for a in node.names}
+    imported |= {node.module.split(".")[0] for node in ast.walk(ast.parse(source))
+                 if isinstance(node, ast.ImportFrom) and node.module}
+    assert "kerasattn" not in imported and {"keras", "keras_hub"} <= imported
+    assert script.words("Tom isn't here.") == ["tom", "isn", "'", "t", "here", "."]
+    vocab = script.WordVocabulary(["a b a", "a c"], max_tokens=6)
+    assert vocab.itos == ["", "[UNK]", "[start]", "[end]", "a", "b"]   # by frequency, capped
+    x, y = script.vectorize([("a b c", "b a")], vocab, vocab, width=3)
+    assert x["encoder_inputs"].tolist() == [[4, 5, 1]]             # c is unknown
+    assert x["decoder_inputs"].tolist() == [[2, 5, 4]]             # [start] b a
+    assert y.tolist() == [[5, 4, 3]]                               # b a [end]
+    x, y = script.vectorize([("a b a b", "a b a b")], vocab, vocab, width=3)
+    assert x["encoder_inputs"].tolist() == [[4, 5, 4]] and y.tolist() == [[4, 5, 3]]
