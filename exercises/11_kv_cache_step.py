@@ -24,13 +24,12 @@ head-major tensors, keys and values.
 What to fill in: ``cached_attention_step``.
 
 Hints:
-    * Write into the cache with ``ops.slice_update(K, (0, 0, index, 0), k_t)`` (the same
-      for ``V``) and return the *updated* pair.
-    * ``ops.matmul(q_t, ops.swapaxes(K, -1, -2))`` gives the scores `(B, h, 1, S_max)`;
-      ``ops.matmul(weights, V)`` the output `(B, h, 1, d_h)`.
-    * Key slot ``j`` is allowed iff ``j <= index``: ``causal_mask(1, S_max, offset=index)``
-      is exactly that `(1, S_max)` mask. The slot being written is allowed (the token
-      attends to itself).
+    * ``ops.slice_update`` writes a small tensor into a larger one at given start indices;
+      return the *updated* cache.
+    * One query against every cache slot gives scores `(B, h, 1, S_max)`: which two axes
+      of ``K`` must a matrix product swap?
+    * Which slots may the query see? Exercise 07's ``causal_mask`` has an ``offset`` for
+      this situation. The slot being written is allowed (the token attends to itself).
     * Scale by ``1 / sqrt(d_h)``.
 
 What you may use: ``keras.ops`` and the kit's ``masked_softmax`` (exercise 03) and

@@ -9,6 +9,7 @@ Usage (also ``python -m kerasattn ...``)::
     kerasattn data fetch LANG [--cache-dir DIR]
     kerasattn backends [--model NAME] [--checkpoint DIR] [--quick]
     kerasattn grade [PATH ...] [--backend ...] [--format ...]
+    kerasattn hint EXERCISE [N]
     kerasattn notebook N [N ...] | --all [--out DIR] [--quick] [--options=OPTS] [--pip SPEC]
 
 ``--backend tensorflow|jax|torch`` works before or after the subcommand. Keras fixes its
@@ -19,8 +20,8 @@ called from a running program) it re-runs the command in a fresh process.
 RUN OPTIONS are the same for ``lesson``, ``train`` and ``python lessons/0N_*.py``
 (:mod:`kerasattn.course.options`): ``--quick --data --tokenizer --reverse --out --epochs
 --minutes --seed --train-size --torch-threads --mixed-precision --backend``. This module
-only parses and dispatches; the work is done by :mod:`kerasattn.course`, imported when a
-command runs.
+only parses and dispatches; the work is done by :mod:`kerasattn.course` (and
+:mod:`kerasattn.grader` for ``grade`` and ``hint``), imported when a command runs.
 """
 from __future__ import annotations
 
@@ -155,6 +156,13 @@ def build_parser() -> argparse.ArgumentParser:
                        add_help=False)
     p.add_argument("grade_args", nargs=argparse.REMAINDER)
 
+    p = sub.add_parser("hint", help="print a hint for an exercise; each further N is more "
+                                     "explicit")
+    p.add_argument("exercise", metavar="EXERCISE",
+                   help="the exercise: its number (3 or 03) or its file name")
+    p.add_argument("number", nargs="?", type=int, default=1, metavar="N",
+                   help="which hint (default 1; the last one comes close to the answer)")
+
     p = sub.add_parser("_backend_worker")  # internal: no help= keeps it out of the list
     p.add_argument("checkpoint")
     p.add_argument("request")
@@ -280,6 +288,13 @@ def cmd_notebook(args) -> int:
     return 0
 
 
+def cmd_hint(args) -> int:
+    from kerasattn.grader.hints import hint_text
+
+    print(hint_text(args.exercise, args.number))
+    return 0
+
+
 def cmd_grade(grade_args: list[str]) -> int:
     try:
         from kerasattn.grader import main as grader_main
@@ -290,7 +305,7 @@ def cmd_grade(grade_args: list[str]) -> int:
 
 _COMMANDS = {"lesson": cmd_lesson, "train": cmd_train, "translate": cmd_translate,
              "backends": cmd_backends, "notebook": cmd_notebook, "data": cmd_data,
-             "_backend_worker": cmd_backend_worker}
+             "hint": cmd_hint, "_backend_worker": cmd_backend_worker}
 
 
 def main(argv: list[str] | None = None) -> int:

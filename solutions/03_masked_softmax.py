@@ -20,10 +20,10 @@ Shapes (symbols): any shape, e.g. ``(B, T_q, T_k)``; the softmax runs over ``axi
 What to fill in: ``masked_softmax``.
 
 Hints:
-    * Replace masked scores by a large negative number with ``ops.where`` (e.g. -1e9),
-      then take the softmax: ``exp(-1e9)`` is 0.
-    * A fully masked row becomes all -1e9, whose softmax is uniform: multiply the result
-      by the mask (cast to float) to turn such rows into zeros.
+    * The softmax must see a masked score as impossible: which score has an exponential
+      of 0 in float32, without being an infinity?
+    * Then work out what your softmax gives for a row whose scores are *all* masked, and
+      compare it with what is asked for above.
     * Check the direction of the mask: True means *keep*.
     * Never let an ``inf - inf`` or ``0 / 0`` happen: NaN poisons the gradients too.
 

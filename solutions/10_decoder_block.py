@@ -26,12 +26,11 @@ What to fill in: ``TransformerDecoderBlock.call``. The sublayers are built for y
 
 Hints:
     * ``MultiHeadCross`` is called as ``mha(query, value, key=None, query_mask=...,
-      value_mask=..., use_causal_mask=..., training=...)`` and returns `(B, T_q, d_model)`.
-    * Self-attention: query = value = X, ``query_mask`` and ``value_mask`` are both the
-      decoder padding mask, and ``use_causal_mask=True``.
-    * Cross-attention: the query is ``Y1`` (not X!), the value is ``H_enc``; the query mask
-      is the decoder padding mask and the value mask the encoder padding mask.
-    * ``AddNorm`` is called as ``add_norm(x, sublayer_output, training=training)``.
+      value_mask=..., use_causal_mask=..., training=...)`` and returns `(B, T_q, d_model)`;
+      ``AddNorm`` as ``add_norm(x, sublayer_output, training=training)``.
+    * For each attention, ask which sequence asks (the query), which one is looked at (the
+      value), and which padding mask belongs to each of the two.
+    * Each sublayer reads the output of the one before it, not X.
 
 What you may use: ``keras.ops`` and the kit's ``MultiHeadCross``, ``AddNorm`` and
 ``PositionwiseFeedForward`` (built for you in ``__init__``).

@@ -38,6 +38,15 @@ MUTATIONS = [
      "length penalty not applied"),
     ("14_debug_uniform_attention", "scale = 1 / math.sqrt(d_k)", "scale = 1 // math.sqrt(d_k)",
      "scores scaled to zero"),
+    ("23_label_smoothed_loss", "epsilon / (vocab_size - 1) * not_pad", "epsilon / vocab_size",
+     "smoothing mass over the pad token"),
+    ("24_warmup_schedule", 'ops.cast(iteration, "float32") + 1.0', 'ops.cast(iteration, "float32")',
+     "off by one"),
+    ("25_greedy_decoding",
+     "token = ops.where(finished, ops.full_like(token, pad_id), token)  # finished: <pad>\n"
+     "        ", "", "finished rows not stopped"),
+    ("26_bleu_statistics", "min(count, max_ref[gram])", "count * (max_ref[gram] > 0)",
+     "n-gram counts not clipped"),
 ]
 
 # Known mistakes in the week-4 exercises 16 and 18, in the same form.

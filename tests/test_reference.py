@@ -101,3 +101,74 @@ def test_layer_norm_and_ffn():
     f = R.feed_forward(x, W1, b1, W2, b2)
     np.testing.assert_allclose(f[1, 2], np.maximum(x[1, 2] @ W1 + b1, 0) @ W2 + b2,
                                atol=1e-12)
+
+
+def test_label_smoothed_targets_and_loss():
+    labels = np.array([[4, 1, 0], [2, 0, 0]])  # 0 = <pad>
+    V, eps = 5, 0.2
+    q = R.label_smoothed_targets(labels, V, eps)
+    np.testing.assert_allclose(q[0, 0], [0.0, 0.05, 0.05, 0.05, 0.85], atol=1e-12)
+    np.testing.assert_allclose(q[labels != 0].sum(-1), 1.0, atol=1e-12)
+    np.testing.assert_array_equal(q[labels == 0], 0.0)  # padded positions: no target
+    logits = np.random.default_rng(4).normal(size=(2, 3, V))
+    log_p = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    terms = [-(1 - eps) * log_p[b, t, y] - eps / (V - 1) * log_p[b, t, 1:].sum()
+             for (b, t), y in np.ndenumerate(labels) if y != 0]
+    assert R.masked_label_smoothed_ce(labels, logits, eps) == pytest.approx(np.mean(terms))
+    nll = [-log_p[b, t, y] for (b, t), y in np.ndenumerate(labels) if y != 0]
+    assert R.masked_label_smoothed_ce(labels, logits, 0.0) == pytest.approx(np.mean(nll))
+    assert R.masked_label_smoothed_ce(np.zeros((2, 3), int), logits, eps) == 0.0
+
+
+def test_noam_learning_rate():
+    d, w = 512, 4000
+    lr = R.noam_learning_rate(np.arange(1, 20001), d, w)
+    assert int(np.argmax(lr)) + 1 == w
+    assert lr[w - 1] == pytest.approx((d * w) ** -0.5)
+    assert lr[0] == pytest.approx(d ** -0.5 * w ** -1.5)
+    np.testing.assert_allclose(lr[:w], np.arange(1, w + 1) * lr[0], rtol=1e-12)  # linear
+    np.testing.assert_allclose(lr[w:], (d * np.arange(w + 1, 20001)) ** -0.5, rtol=1e-12)
+
+
+def test_greedy_decode_stops_each_row():
+    # state row b: the token that follows each token (logits are one-hot on it)
+    successor = np.array([[0, 0, 5, 3, 4, 6, 3, 3],    # <bos> 5 6 <eos>
+                          [0, 0, 4, 3, 4, 4, 4, 4],    # <bos> 4 4 4 ... never ends
+                          [0, 0, 3, 3, 3, 3, 3, 3]])   # <bos> <eos>
+    calls = []
+
+    def step(tokens, state, t):
+        calls.append(t)
+        return np.eye(8)[state[np.arange(len(tokens)), tokens]], state
+
+    out = R.greedy_decode(step, successor, max_length=5)
+    np.testing.assert_array_equal(out["tokens"], [[5, 6, 3, 0, 0], [4, 4, 4, 4, 4],
+                                                  [3, 0, 0, 0, 0]])
+    np.testing.assert_array_equal(out["lengths"], [3, 5, 1])
+    np.testing.assert_array_equal(out["finished"], [True, False, True])
+    short = R.greedy_decode(step, successor[[0, 2]], max_length=5)
+    assert short["tokens"].shape == (2, 3)  # as long as the longest row
+
+
+def test_bleu_statistics_match_sacrebleu():
+    from sacrebleu.metrics import BLEU
+
+    hyps = ["the the the the the the the", "the cat sat on the mat today",
+            "a dog runs in the park", "nice day"]
+    refs = [["the cat is on the mat", "there is a cat on the mat"],
+            ["the cat sat on the mat", "a cat sat on the red mat today"],
+            ["the dog runs in the big park", "a dog is running in the park"],
+            ["it is a very nice day today", "today is a nice day", "what a nice day"]]
+    ours = R.bleu_statistics([h.split() for h in hyps], [[r.split() for r in rs]
+                                                         for rs in refs])
+    theirs = BLEU(tokenize="none").corpus_score(
+        hyps, [[rs[k] if k < len(rs) else None for rs in refs] for k in range(3)])
+    np.testing.assert_array_equal(ours["counts"], theirs.counts)
+    np.testing.assert_array_equal(ours["totals"], theirs.totals)
+    assert (ours["sys_len"], ours["ref_len"]) == (theirs.sys_len, theirs.ref_len)
+    assert ours["bp"] == pytest.approx(theirs.bp)
+    assert ours["score"] == pytest.approx(theirs.score)
+    assert ours["bp"] < 1 and min(ours["counts"]) > 0
+    # Papineni et al.'s example: modified unigram precision 2/7
+    first = R.bleu_statistics([hyps[0].split()], [[r.split() for r in refs[0]]])
+    assert (first["counts"][0], first["totals"][0]) == (2, 7)

@@ -83,6 +83,18 @@ def _black_wins(outputs, inputs):
     return None
 
 
+HINTS = [
+    "e_i = s_prev . h_i for all source words at once is one product of the (T, d) encoder states "
+    "with the (d,) decoder state. Write the softmax from its definition: exponentials divided by "
+    "their sum.",
+    "dot_scores: ops.matmul(h_enc, s_prev) has shape (T,). softmax: subtract ops.max(scores) "
+    "before ops.exp (the result is the same and cannot overflow), then divide by ops.sum. "
+    "context_vector: the (T,) weights times the (T, d) states.",
+    "return ops.matmul(h_enc, s_prev); then e = ops.exp(scores - ops.max(scores)) and return e / "
+    "ops.sum(e); then return ops.matmul(weights, h_enc), which is sum_i alpha_i h_i of shape "
+    "(d,). The answer key in the docstring checks each number.",
+]
+
 SPEC = Spec(
     exercise="01_noir_by_hand",
     title="Attention by hand: generating 'noir'",

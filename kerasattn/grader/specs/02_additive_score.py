@@ -59,6 +59,17 @@ def _sentence_0_same(outputs, inputs):
     return None
 
 
+HINTS = [
+    "Project the query and the keys separately into the space of u units, add them so that every "
+    "source position gets the query's projection, squash with tanh, and reduce the last axis "
+    "with v.",
+    "s_prev @ W_q is (B, u): give it a middle axis of size 1, (B, 1, u), so that it broadcasts "
+    "against h_enc @ W_k, (B, T, u). tanh of the sum is (B, T, u); a product with v removes the "
+    "last axis.",
+    "query = ops.expand_dims(ops.matmul(s_prev, W_q), 1); keys = ops.matmul(h_enc, W_k); return "
+    "ops.matmul(ops.tanh(query + keys), v), which is (B, T).",
+]
+
 SPEC = Spec(
     exercise="02_additive_score",
     title="The additive (Bahdanau) score",

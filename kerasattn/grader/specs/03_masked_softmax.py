@@ -103,6 +103,18 @@ KEY_VARIANTS = [
 ]
 
 
+HINTS = [
+    "Mask the scores before the softmax, not the weights after it: a masked score must become a "
+    "number whose exponential is 0, so that the kept weights still sum to 1. A large negative "
+    "number such as -1e9 does it without creating an infinity.",
+    "ops.where(mask, scores, ops.full_like(scores, -1e9)) replaces the masked scores, and "
+    "ops.softmax(..., axis=axis) then gives them weight 0. But a row whose scores are all masked "
+    "is now all -1e9, and its softmax is uniform (1/n), not zeros.",
+    "Multiply the softmax by ops.cast(mask, weights.dtype): the kept weights do not change (the "
+    "masked ones were 0 already) and a fully masked row becomes all zeros. With mask=None return "
+    "the plain ops.softmax(scores, axis=axis).",
+]
+
 SPEC = Spec(
     exercise="03_masked_softmax",
     title="Masked softmax",

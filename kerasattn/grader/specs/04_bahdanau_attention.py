@@ -87,6 +87,18 @@ def _no_tanh(inputs):
     return masked_softmax(e, inputs["mask"])
 
 
+HINTS = [
+    "context_vector is a weighted sum over the source axis, batched. call chains three things "
+    "you have written: exercise 02's additive score (with the layer's W_q, W_k and v), exercise "
+    "03's masked softmax, and context_vector.",
+    "Weights (B, T) against states (B, T, d_k): ops.einsum(\"bt,btd->bd\", weights, h_enc), or "
+    "ops.matmul(weights[:, None, :], h_enc) with the middle axis dropped. In call the projected "
+    "query (B, u) needs a middle axis before it is added to the projected memory (B, T, u).",
+    "query = ops.expand_dims(ops.matmul(query, self.W_q), 1); keys = ops.matmul(memory, "
+    "self.W_k); scores = ops.matmul(ops.tanh(query + keys), self.v); weights = "
+    "masked_softmax(scores, memory_mask); return context_vector(weights, memory), weights.",
+]
+
 SPEC = Spec(
     exercise="04_bahdanau_attention",
     title="Context vector and Bahdanau attention layer",

@@ -117,6 +117,15 @@ def _out_variant(weight_fn):
 
 OUT_VARIANTS = [Variant(v.name, _out_variant(v.fn), v.hint) for v in VARIANTS]
 
+HINTS = [
+    "Three steps: the scores of every query against every key, scaled by 1/sqrt(d_k); a masked "
+    "softmax over the keys; the weighted average of the values.",
+    "ops.matmul(q, ops.swapaxes(k, -1, -2)) has shape (..., T_q, T_k); divide it by "
+    "math.sqrt(q.shape[-1]). masked_softmax(scores, mask, axis=-1) also handles mask=None.",
+    "weights = masked_softmax(ops.matmul(q, ops.swapaxes(k, -1, -2)) / math.sqrt(q.shape[-1]), "
+    "mask, axis=-1); return ops.matmul(weights, v), weights.",
+]
+
 SPEC = Spec(
     exercise="05_scaled_dot_product",
     title="Scaled dot-product attention",

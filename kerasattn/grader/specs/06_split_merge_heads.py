@@ -63,6 +63,19 @@ def _round_trip(outputs, inputs):
     return None
 
 
+HINTS = [
+    "Head i owns a block of d_h consecutive features of every position. Cut the feature axis "
+    "first (a reshape), then move the head axis next to the batch axis (a transpose); merging "
+    "undoes the two steps in the opposite order.",
+    "split_heads: reshape (B, T, d_model) to (B, T, h, d_h), then ops.transpose(x, (0, 2, 1, 3)) "
+    "gives (B, h, T, d_h). merge_heads: transpose (B, h, T, d_h) back to (B, T, h, d_h), then "
+    "reshape to (B, T, h * d_h).",
+    "batch, length, d_model = ops.shape(x); x = ops.reshape(x, (batch, length, num_heads, "
+    "d_model // num_heads)); return ops.transpose(x, (0, 2, 1, 3)). merge_heads: batch, "
+    "num_heads, length, d_h = ops.shape(x); return ops.reshape(ops.transpose(x, (0, 2, 1, 3)), "
+    "(batch, length, num_heads * d_h)).",
+]
+
 SPEC = Spec(
     exercise="06_split_merge_heads",
     title="Splitting and merging heads",

@@ -76,6 +76,18 @@ def _is_bool(outputs, inputs):
         "the mask must be a boolean tensor (True = may attend), not 0/1 numbers")
 
 
+HINTS = [
+    "The mask compares two positions: query i, which sits at absolute position i + offset, and "
+    "key j. A column of query positions compared with a row of key positions broadcasts to the "
+    "whole (T_q, T_k) matrix.",
+    "ops.arange(query_length)[:, None] + offset is a (T_q, 1) column and "
+    "ops.arange(key_length)[None, :] a (1, T_k) row. Key j is allowed when j <= i + offset: the "
+    "diagonal is included.",
+    "if key_length is None: key_length = query_length; then return "
+    "ops.less_equal(ops.arange(key_length)[None, :], ops.arange(query_length)[:, None] + "
+    "offset), a (T_q, T_k) boolean matrix.",
+]
+
 SPEC = Spec(
     exercise="07_causal_mask",
     title="The causal mask",

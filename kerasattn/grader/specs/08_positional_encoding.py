@@ -75,6 +75,18 @@ VARIANTS = [
 ]
 
 
+HINTS = [
+    "All the angles form one (T, d_model/2) table: position (a column) times frequency (a row). "
+    "The sines and cosines of that table must then be interleaved column by column, not "
+    "concatenated.",
+    "pos = ops.arange(start_index, start_index + length, dtype=\"float32\")[:, None]; the "
+    "frequencies are max_wavelength ** (-2i / d_model) for 2i in ops.arange(0, d_model, 2, "
+    "dtype=\"float32\"). ops.stack([sin, cos], axis=-1) gives (T, d_model/2, 2).",
+    "angles = pos * ops.power(max_wavelength, -two_i / d_model)[None, :]; pe = "
+    "ops.stack([ops.sin(angles), ops.cos(angles)], axis=-1); return ops.reshape(pe, (length, "
+    "d_model)), whose columns are sin, cos, sin, cos, ...",
+]
+
 SPEC = Spec(
     exercise="08_positional_encoding",
     title="Sinusoidal positional encoding",

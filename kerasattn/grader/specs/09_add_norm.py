@@ -107,6 +107,18 @@ def _sublayer_output_normalised(i):
     return layer_norm(i["y"], i["w/gamma"], i["w/beta"]) + i["x"] * 0 + i["y"]
 
 
+HINTS = [
+    "LayerNorm normalises the feature vector of each position on its own (mean and variance over "
+    "the last axis only), then applies the learned per-feature scale and shift. AddNorm applies "
+    "dropout to the sublayer's output, adds the sublayer's input, and normalises the sum.",
+    "ops.mean(x, axis=-1, keepdims=True) and ops.var(x, axis=-1, keepdims=True) broadcast back "
+    "over the features; epsilon goes inside ops.sqrt. In call: dropout on y with "
+    "training=training, then your layer_norm of x + y.",
+    "layer_norm: return gamma * (x - mean) / ops.sqrt(var + epsilon) + beta. AddNorm.call: y = "
+    "self.dropout(y, training=training); return layer_norm(x + y, self.gamma, self.beta, "
+    "self.epsilon).",
+]
+
 SPEC = Spec(
     exercise="09_add_norm",
     title="Layer normalisation and AddNorm",

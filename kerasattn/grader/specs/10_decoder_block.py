@@ -125,6 +125,22 @@ def _cross_from_x(i):
     return add_norm(y2, feed_forward(y2, **w["ffn"]), **w["norm3"])
 
 
+HINTS = [
+    "Read the three equations as three lines: each one calls a sublayer on the previous line's "
+    "output and wraps it in its own AddNorm. Only the self-attention is causal, and the queries "
+    "always come from the target side.",
+    "Self-attention: the target attends to itself, so query = value = X, both masks are "
+    "decoder_padding_mask, and use_causal_mask=True. Cross-attention: the query is Y1 (not X) "
+    "and the value is H_enc, with query_mask=decoder_padding_mask and "
+    "value_mask=encoder_padding_mask.",
+    "y1 = self.add_norm_1(x, self.self_attention(x, x, query_mask=decoder_padding_mask, "
+    "value_mask=decoder_padding_mask, use_causal_mask=True, training=training), "
+    "training=training); y2 = self.add_norm_2(y1, self.cross_attention(y1, h_enc, "
+    "query_mask=decoder_padding_mask, value_mask=encoder_padding_mask, training=training), "
+    "training=training); return self.add_norm_3(y2, self.ffn(y2, training=training), "
+    "training=training).",
+]
+
 SPEC = Spec(
     exercise="10_decoder_block",
     title="Transformer decoder block: forward pass",

@@ -85,6 +85,18 @@ def _not_written(i):
     return i["stale"]
 
 
+HINTS = [
+    "Three stages: write k_t and v_t into slot `index` of the cache; attend the query to the "
+    "whole updated cache with the empty slots masked out; return the output and the updated "
+    "cache.",
+    "keys = ops.slice_update(keys, (0, 0, index, 0), k_t), and the same for the values. The "
+    "scores ops.matmul(q_t, ops.swapaxes(keys, -1, -2)) / math.sqrt(d_h) have shape (B, h, 1, "
+    "S_max).",
+    "mask = causal_mask(1, S_max, offset=index) is True exactly at the slots j <= index; weights "
+    "= masked_softmax(scores, mask); out = ops.matmul(weights, values), (B, h, 1, d_h); return "
+    "out, (keys, values).",
+]
+
 SPEC = Spec(
     exercise="11_kv_cache_step",
     title="One incremental decoding step with a K/V cache",

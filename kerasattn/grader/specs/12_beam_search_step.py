@@ -108,6 +108,20 @@ TOKEN_VARIANTS = [
 BEAM_VARIANTS = [Variant(v.name, _variant("beams", **kw), v.hint) for v, kw in zip(
     TOKEN_VARIANTS, ({"alpha": 0.0}, {"per_beam": True}, {"finished_grow": True}))]
 
+HINTS = [
+    "Extend every beam by every token: K x V candidates per sentence, each with a summed "
+    "log-probability and a length. A finished beam has one candidate only, <eos> at no cost. "
+    "Rank all K x V candidates by score / length^alpha and keep the best K.",
+    "Candidate scores: beam_scores[:, :, None] + next_log_probs, (B, K, V); for finished beams, "
+    "ops.where with finished[:, :, None] puts beam_scores at eos_id and -1e9 elsewhere. "
+    "Candidate lengths: beam_lengths + 1 where the beam is unfinished, unchanged where it is "
+    "finished.",
+    "Reshape the ranks to (B, K*V) and take ops.top_k(rank, k=K); the flat index i is beam i // "
+    "V and token i % V. Gather the kept scores from the flattened (B, K*V) scores with "
+    "ops.take_along_axis, the lengths and old finished flags with the beam index, and mark a "
+    "kept candidate finished if its beam was or its token is eos_id.",
+]
+
 SPEC = Spec(
     exercise="12_beam_search_step",
     title="One beam-search step with length penalty",

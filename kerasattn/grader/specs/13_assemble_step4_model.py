@@ -63,6 +63,22 @@ def _positional(outputs, inputs):
     return None
 
 
+HINTS = [
+    "Write the equations as layers, in order: two int32 keras.Input, the masks from the token "
+    "ids, Embedding and GRU for the source, Embedding and PositionalEncoding for the target, "
+    "num_layers decoder blocks, a Dense layer to the vocabulary, and keras.Model with a dict of "
+    "inputs.",
+    "Source: Embedding(src_vocab_size, d_model, mask_zero=True), then GRU(d_model, "
+    "return_sequences=True). Target: Embedding(tgt_vocab_size, d_model), then "
+    "PositionalEncoding(dropout=dropout, scale_inputs=True). The masks are ops.not_equal(ids, 0) "
+    "on the Input tensors.",
+    "for _ in range(num_layers): y = TransformerDecoderBlock(d_model, num_heads, d_ff, "
+    "dropout=dropout)(y, h_enc, decoder_padding_mask=decoder_padding_mask, "
+    "encoder_padding_mask=encoder_padding_mask); then logits = "
+    "keras.layers.Dense(tgt_vocab_size)(y) and return keras.Model({\"encoder_inputs\": "
+    "encoder_inputs, \"decoder_inputs\": decoder_inputs}, logits).",
+]
+
 SPEC = Spec(
     exercise="13_assemble_step4_model",
     title="Assemble step 4: Transformer decoder on a GRU encoder",

@@ -84,6 +84,17 @@ def _not_uniform(outputs, inputs):
     return None
 
 
+HINTS = [
+    "Two symptoms, two bugs. A weight whose gradient is exactly zero has no influence on the "
+    "output: look for something that multiplies the scores by zero. Weights that do not sum to 1 "
+    "over the source: look at the axis of the softmax.",
+    "Evaluate the scale on its own in Python: 1 // math.sqrt(d_k) is floor division, 0.0 for any "
+    "d_k > 1, so every score is 0 and the softmax is uniform. The weights (B, T_q, T_k) must be "
+    "normalised over the keys, the last axis, not over axis 1 (the decoder steps).",
+    "scale = 1 / math.sqrt(d_k), and masked_softmax(scores, mask, axis=-1); the rest of the "
+    "layer is right.",
+]
+
 SPEC = Spec(
     exercise="14_debug_uniform_attention",
     title="Debugging: attention stays uniform",

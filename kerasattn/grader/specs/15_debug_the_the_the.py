@@ -282,6 +282,20 @@ def _greedy_right(outputs, inputs):
     return None
 
 
+HINTS = [
+    "Each of the four functions has one bug, and each fix can be checked on its own: the spread "
+    "of the initial weights, the size of the scores, the first value and the direction of the "
+    "schedule, the token chosen when the ratio is 1 or 0.",
+    "A standard normal has variance 1 whatever the layer's size; Glorot's initializer has "
+    "variance 2 / (fan_in + fan_out). s . h of unit-variance vectors has variance d. Both "
+    "schedules must start near 1 and only decrease. The scheduled-sampling function never looks "
+    "at the draws or the ratio.",
+    "make_initializer: keras.initializers.GlorotUniform(seed=seed). attention_scores: divide e "
+    "by math.sqrt(s_prev.shape[-1]). teacher_forcing_ratio: max(min_ratio, 1 - (1 - min_ratio) * "
+    "step / decay_steps), and k / (k + math.exp(step / k)). next_decoder_inputs: "
+    "ops.where(ops.less(draws, ratio), ops.cast(teacher_tokens, \"int32\"), predicted).",
+]
+
 SPEC = Spec(
     exercise="15_debug_the_the_the",
     title="Debugging: 'the the the' and a loss that stays high",

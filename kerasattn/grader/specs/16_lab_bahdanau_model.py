@@ -221,6 +221,22 @@ def _shape(outputs, inputs):
     return None
 
 
+HINTS = [
+    "Follow the equations in order. encode: the mask from the ids, the embedding, the "
+    "bidirectional GRU with the mask, and s_0 from the backward GRU's final state. decode_step: "
+    "attention with s_{t-1}, the GRU cell on [embedding; context], the output layer on [s_t; "
+    "c_t]. call: a Python loop over the target positions.",
+    "self.encoder(x, mask=source_mask) returns (h, s_fwd, s_bwd), and s_0 = self.bridge(s_bwd). "
+    "In decode_step, self.attention(s_prev, h_enc, memory_mask=source_mask) returns (context, "
+    "weights); the GRU cell's input is ops.concatenate([self.tgt_embedding(y_prev), c_t], "
+    "axis=-1).",
+    "s_t, _ = self.decoder_cell(x_t, s_prev); logits_t = self.output_layer(ops.concatenate([s_t, "
+    "c_t], axis=-1)); return logits_t, s_t, alpha_t. In call: h_enc, s, mask = "
+    "self.encode(inputs[\"encoder_inputs\"]); for t in range(decoder_inputs.shape[1]): logits_t, "
+    "s, _ = self.decode_step(decoder_inputs[:, t], s, h_enc, mask); append logits_t; return "
+    "ops.stack(logits, axis=1).",
+]
+
 SPEC = Spec(
     exercise="16_lab_bahdanau_model",
     title="The lab model: BiGRU encoder and Bahdanau attention decoder",

@@ -79,6 +79,17 @@ def _logits_shape(outputs, inputs):
     return None
 
 
+HINTS = [
+    "Both bugs let position t see the word it must predict. Write the arrays out by hand for one "
+    "short target and compare them with what the code returns; then ask which positions the "
+    "self-attention lets position t read.",
+    "Part A returns the labels as the decoder inputs: the inputs must be the target shifted "
+    "right by one, <bos> first (the labels are right). Part B's self-attention has no causal "
+    "mask, so position t reads position t + 1, which holds y_t.",
+    "Part A: decoder_inputs = ops.concatenate([ops.full((n, 1), bos_id, \"int32\"), targets], "
+    "axis=1). Part B: pass use_causal_mask=True to self.self_attention.",
+]
+
 SPEC = Spec(
     exercise="17_debug_look_ahead_leak",
     title="Debugging: a look-ahead leak (loss too good to be true)",

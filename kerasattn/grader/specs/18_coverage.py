@@ -185,6 +185,18 @@ def _coverage_monotone(outputs, inputs):
     return None
 
 
+HINTS = [
+    "The layer is exercise 04's additive attention with one more term inside the tanh: the "
+    "coverage of each source position times a learned vector. The loop carries the coverage from "
+    "step to step, starting at zero.",
+    "coverage[:, :, None] * self.w_c is (B, S, a) and is added to W_s s_{t-1}, (B, 1, a), and "
+    "W_h h_j, (B, S, a). coverage_loss is ops.sum(ops.minimum(weights, coverage), axis=-1).",
+    "In attend_with_coverage, for each t: context, alpha = attention(queries[:, t], memory, "
+    "coverage, memory_mask=memory_mask); loss = loss + coverage_loss(alpha, coverage); record "
+    "context, alpha and coverage; only then coverage = coverage + alpha. Return the three "
+    "records stacked on axis 1, and the loss.",
+]
+
 SPEC = Spec(
     exercise="18_coverage",
     title="Coverage attention and the coverage loss",
