@@ -9,5 +9,5 @@ setup(
     packages=find_namespace_packages(include=["kerasattn", "kerasattn.*"],
                                     exclude=["*.__pycache__"]) + ["kerasattn.lessons"],
     package_dir={"kerasattn.lessons": "lessons"},
-    package_data={"kerasattn.lessons": ["*.py"]},
+    package_data={"kerasattn.lessons": ["*.py"], "kerasattn.explore": ["*.js", "*.css"]},
 )

@@ -6,6 +6,7 @@ Usage (also ``python -m kerasattn ...``)::
     kerasattn train MODEL [RUN OPTIONS]
     kerasattn translate CHECKPOINT "sentence" [--beam K] [--attention]
     kerasattn translate CHECKPOINT --input FILE [--output FILE] [--beam K]
+    kerasattn explore CHECKPOINT "sentence" [--beam K] [--out FILE.html]
     kerasattn data fetch LANG [--cache-dir DIR]
     kerasattn backends [--model NAME] [--checkpoint DIR] [--quick]
     kerasattn grade [PATH ...] [--backend ...] [--format ...]
@@ -107,6 +108,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also print the attention matrix (and save a heatmap PNG)")
     p.add_argument("--plot", metavar="PNG", help="heatmap path for --attention (default: "
                                                  "CHECKPOINT/attention.png)")
+    add_backend_option(p, default=argparse.SUPPRESS)
+
+    p = sub.add_parser("explore", help="write an interactive attention explorer page (one "
+                                        "HTML file, works offline) for one sentence")
+    p.add_argument("checkpoint", metavar="CHECKPOINT",
+                   help="a directory written by `kerasattn train`")
+    p.add_argument("sentence", help="the source sentence, quoted")
+    p.add_argument("--beam", type=int, default=1, metavar="K",
+                   help="beam size (1 = greedy, the default); the page then shows the beam's "
+                        "hypotheses at each step")
+    p.add_argument("--out", metavar="FILE.html",
+                   help="where to write the page (default: CHECKPOINT/explorer.html)")
     add_backend_option(p, default=argparse.SUPPRESS)
 
     p = sub.add_parser("data", help="get a real corpus: `kerasattn data fetch LANG`")
@@ -243,6 +256,16 @@ def cmd_translate(args) -> int:
                              attention=args.attention, plot=args.plot)
 
 
+def cmd_explore(args) -> int:
+    from kerasattn.course.explore import explore_command
+
+    if args.beam < 1:
+        raise UsageError(f"--beam must be >= 1; received {args.beam}")
+    if not args.sentence.strip():
+        raise UsageError("explore: expected a non-empty sentence; received an empty string")
+    return explore_command(args.checkpoint, args.sentence, beam=args.beam, out=args.out)
+
+
 def cmd_data(args) -> int:
     from kerasattn.course.data import fetch_command
 
@@ -305,7 +328,7 @@ def cmd_grade(grade_args: list[str]) -> int:
 
 _COMMANDS = {"lesson": cmd_lesson, "train": cmd_train, "translate": cmd_translate,
              "backends": cmd_backends, "notebook": cmd_notebook, "data": cmd_data,
-             "hint": cmd_hint, "_backend_worker": cmd_backend_worker}
+             "hint": cmd_hint, "explore": cmd_explore, "_backend_worker": cmd_backend_worker}
 
 
 def main(argv: list[str] | None = None) -> int:

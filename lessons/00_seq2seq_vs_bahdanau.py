@@ -193,6 +193,11 @@ lesson.figure(plots.bleu_vs_length, "bleu_vs_length.png",
 lesson.attention_figure(bahdanau, "attention_bahdanau.png",
                         title="Bahdanau attention (additive score, from s_{t-1})")
 
+# %%
+# Every attention weight of this translation, interactive: open the page in any browser
+# (it needs no network); in a notebook it shows below.
+lesson.explorer(bahdanau, "explorer_bahdanau.html")
+
 # %% [markdown]
 # ## A non-monotonic alignment: "the european economic area"
 #

@@ -117,6 +117,11 @@ lesson.attention_figure(model, "attention_heads_bahdanau_multihead.png",
                         title="step 1: each head's attention over the source")
 
 # %%
+# Every attention weight of this translation, interactive: open the page in any browser
+# (it needs no network); in a notebook it shows below.
+lesson.explorer(model, "explorer_bahdanau_multihead.html")
+
+# %%
 recorded = lesson.recorded([0])
 if "bahdanau" in recorded:  # lesson 00 ran with the same settings: compare the curves
     lesson.histories["bahdanau (lesson 00)"] = recorded["bahdanau"]["history"]

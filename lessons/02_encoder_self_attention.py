@@ -109,6 +109,11 @@ lesson.curves(list(lesson.histories), "curves_encoder_self_attention.png",
 lesson.attention_figure(model, "attention_encoder_self_attention.png",
                         title="step 2: decoder attention over H' (per head)")
 
+# %%
+# Every attention weight of this translation, interactive: open the page in any browser
+# (it needs no network); in a notebook it shows below.
+lesson.explorer(model, "explorer_encoder_self_attention.html")
+
 # %% [markdown]
 # ## Every head of the encoder's self-attention
 #

@@ -134,6 +134,11 @@ lesson.attention_figure(model, "attention_cross_decoder_self_attention.png", kin
 lesson.attention_figure(model, "attention_self_decoder_self_attention.png", kind="self",
                         title="step 3: masked decoder self-attention (per head)")
 
+# %%
+# Every attention weight of this translation, interactive: open the page in any browser
+# (it needs no network); in a notebook it shows below.
+lesson.explorer(model, "explorer_decoder_self_attention.html")
+
 # %% [markdown]
 # ## Check your understanding
 #

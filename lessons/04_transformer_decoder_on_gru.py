@@ -180,6 +180,11 @@ lesson.attention_figure(model, "attention_cross_transformer_decoder_on_gru.png",
 lesson.attention_figure(model, "attention_self_transformer_decoder_on_gru.png", kind="self",
                         title="step 4: masked self-attention of the last decoder block")
 
+# %%
+# Every attention weight of this translation, interactive: open the page in any browser
+# (it needs no network); in a notebook it shows below.
+lesson.explorer(model, "explorer_transformer_decoder_on_gru.html")
+
 # %% [markdown]
 # ## Check your understanding
 #

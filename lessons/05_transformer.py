@@ -139,6 +139,11 @@ for b in result["by_length"]:
 lesson.attention_figure(model, "attention_cross_transformer.png",
                         title="step 5: cross-attention of the last decoder block")
 
+# %%
+# Every attention weight of this translation, interactive: open the page in any browser
+# (it needs no network); in a notebook it shows below.
+lesson.explorer(model, "explorer_transformer.html")
+
 # %% [markdown]
 # ## The paper's numbers beside ours
 #

@@ -201,6 +201,20 @@ class Lesson:
             w, keys, t.target_tokens, self._path(fname), title=label,
             xlabel="source" if kind == "cross" else "decoder input (earlier outputs)")
 
+    def explorer(self, trained: Trained, fname: str, sentence: str | None = None,
+                 beam: int = 1):
+        """The attention explorer page of ``trained`` translating ``sentence`` (default: the
+        example sentence), written beside the figures; a notebook shows it inline when it
+        is a cell's value."""
+        from kerasattn.explore import collect, render
+
+        if sentence is None:
+            sentence = self.example_sentence()[0]
+        page = render(collect(self.translator(trained), sentence, beam=beam))
+        path = page.save(self._path(fname))
+        print(f"attention explorer: {path} ({len(page) / 1000:.0f} kB; open it in a browser)")
+        return page
+
     def architecture(self, name: str):
         """The architecture diagram of model ``name``."""
         from kerasattn import plots

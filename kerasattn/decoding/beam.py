@@ -49,7 +49,7 @@ def gnmt_coverage_penalty(attention, source_mask, beta: float):
 def beam_search(model, src, beam_size: int = 4, max_length: int = 50, *,
                 alpha: float = 0.6, length_penalty_kind: str = "gnmt",
                 cache: bool = True, compile="auto", threads="auto",
-                coverage_penalty: float = 0.0) -> DecodeResult:
+                coverage_penalty: float = 0.0, trace: bool = False) -> DecodeResult:
     """Beam search with a length penalty and frozen finished hypotheses.
 
     Args:
@@ -66,6 +66,8 @@ def beam_search(model, src, beam_size: int = 4, max_length: int = 50, *,
             :func:`gnmt_coverage_penalty`); 0 (the default) leaves the scores
             unchanged. Needs a model that returns its cross-attention weights while
             decoding.
+        trace: also keep, for every step, the hypotheses it kept with their scores
+            (``DecodeResult.steps``: what the attention explorer shows step by step).
 
     Returns:
         A :class:`DecodeResult` holding the best hypothesis per row, and all finished
@@ -79,11 +81,11 @@ def beam_search(model, src, beam_size: int = 4, max_length: int = 50, *,
                          f"coverage_penalty={beta!r}.")
     with torch_threads(threads):
         return _beam(model, src, int(beam_size), max_length, alpha, length_penalty_kind,
-                     cache, compile, float(beta))
+                     cache, compile, float(beta), bool(trace))
 
 
 def _beam(model, src, k, max_length, alpha, length_penalty_kind, cache,
-          compile, beta=0.0) -> DecodeResult:
+          compile, beta=0.0, trace=False) -> DecodeResult:
     batch = len(src)
     stepper = Stepper(model, max_length, cache=cache, compile=compile)
     stepper.start(src, repeat=k)  # row b*k + i = beam i of sentence b
@@ -96,6 +98,7 @@ def _beam(model, src, k, max_length, alpha, length_penalty_kind, cache,
     done = np.zeros(batch, dtype=bool)
     token = np.full(batch * k, BOS_ID, dtype=np.int32)
     steps_run = 0
+    steps = [[] for _ in range(batch)] if trace else None
 
     def hypothesis(b, beam, t, log_prob, ended):
         ids = np.append(history[b, beam, :t], EOS_ID) if ended else history[b, beam, :t]
@@ -130,7 +133,7 @@ def _beam(model, src, k, max_length, alpha, length_penalty_kind, cache,
             if done[b]:
                 new_logp[b] = beam_logp[b]
                 continue
-            n_live = 0
+            n_live, n_finished = 0, len(finished[b])
             for rank, flat in enumerate(order[b]):
                 value = candidates[b, flat]
                 if not np.isfinite(value):
@@ -145,6 +148,10 @@ def _beam(model, src, k, max_length, alpha, length_penalty_kind, cache,
                 n_live += 1
                 if n_live == k:
                     break
+            if trace:
+                steps[b].append(_kept(finished[b][n_finished:], history[b], parent[b],
+                                      new_token[b], new_logp[b], t, alpha,
+                                      length_penalty_kind))
             finished[b].sort(key=lambda h: -h.score)
             del finished[b][k:]  # keep the k best finished hypotheses
             if len(finished[b]) == k:
@@ -194,4 +201,17 @@ def _beam(model, src, k, max_length, alpha, length_penalty_kind, cache,
         log_probs=np.array([h.log_prob for h in best]),
         scores=np.array([h.score for h in best]),
         finished=np.array([h.finished for h in best]), attention=attention,
-        hypotheses=finished)
+        hypotheses=finished, steps=steps)
+
+
+def _kept(ended, history, parent, new_token, new_logp, t, alpha, kind) -> list:
+    """The hypotheses step ``t`` kept for one sentence, best score first: those that ended
+    at this step and the live beams (the parent's ids, then the new token)."""
+    out = [dict(tokens=[int(i) for i in h.tokens], log_prob=h.log_prob, score=h.score,
+                finished=True) for h in ended]
+    for beam in np.flatnonzero(np.isfinite(new_logp)):
+        out.append(dict(tokens=[int(i) for i in history[parent[beam], :t]]
+                        + [int(new_token[beam])], log_prob=float(new_logp[beam]),
+                        score=float(new_logp[beam] / length_penalty(t + 1, alpha, kind)),
+                        finished=False))
+    return sorted(out, key=lambda h: -h["score"])

@@ -74,6 +74,10 @@ class DecodeResult:
         step_logits: `(B, T_out, V)` logits of every step (greedy with
             ``return_logits=True``), else None.
         hypotheses: beam search only: per row, the finished hypotheses, best first.
+        steps: beam search with ``trace=True`` only: per row, per step, the hypotheses the
+            step kept (the live beams and those that ended in `<eos>` at that step), best
+            score first, each a dict ``tokens`` (ids), ``log_prob``, ``score``,
+            ``finished``.
     """
 
     tokens: np.ndarray
@@ -84,6 +88,7 @@ class DecodeResult:
     attention: dict
     step_logits: np.ndarray | None = None
     hypotheses: list | None = None
+    steps: list | None = None
 
     def token_lists(self, strip_eos: bool = True) -> list:
         """The generated ids per row as Python lists (without `<eos>` by default)."""

@@ -89,6 +89,11 @@ class Translation:
             ``L`` layers, ``h`` heads); ``"self"`` only for decoders with self-attention;
             None for ``seq2seq`` or when not asked for.
         unknown_words: source words outside a word vocabulary (empty for subword tokens).
+        hypotheses: beam search with ``trace=True``: the finished hypotheses, best first
+            (this translation first), each a :class:`Translation`; else None.
+        steps: beam search with ``trace=True``: per output step, the hypotheses the beam
+            kept, best first, each a dict ``target_tokens``, ``log_prob``, ``score``,
+            ``finished``; else None.
     """
 
     source: str
@@ -98,6 +103,8 @@ class Translation:
     score: float
     attention: dict | None = None
     unknown_words: list = dataclasses.field(default_factory=list)
+    hypotheses: list | None = None
+    steps: list | None = None
 
     def attention_map(self, kind: str = "cross", layer: int = -1) -> np.ndarray | None:
         """One layer of the attention as ``(h, T_out, K)`` (None if the model has none)."""
@@ -285,7 +292,7 @@ class Translator:
                 checkpoint's ``meta["decode"]["compile"]``, else "auto".
             progress: a progress bar over the batches.
             **search_kwargs: passed to the search (``alpha``, ``length_penalty_kind``,
-                ``coverage_penalty``...: :func:`kerasattn.decoding.beam_search`).
+                ``coverage_penalty``, ``trace``...: :func:`kerasattn.decoding.beam_search`).
 
         Returns:
             A list of ``len(texts)`` :class:`Translation`; a blank sentence gives an empty
@@ -373,10 +380,32 @@ class Translator:
                 rec[name] = a[..., :len(source_ids)] if name == "cross" else a
         unknown = ([] if hasattr(self.src_vocab, "pieces")
                    else [w for w in source.split() if w not in self.src_vocab])
-        return Translation(source=source, text=detokenize(text) if detokenized else text,
-                           source_tokens=src_tokens, target_tokens=target,
-                           score=float(result.scores[row]), attention=rec,
-                           unknown_words=unknown)
+        out = Translation(source=source, text=detokenize(text) if detokenized else text,
+                          source_tokens=src_tokens, target_tokens=target,
+                          score=float(result.scores[row]), attention=rec,
+                          unknown_words=unknown)
+        if result.steps is not None:                # beam search with trace=True
+            out.hypotheses = [self._hypothesis(out, h, len(source_ids), attention,
+                                               detokenized) for h in result.hypotheses[row]]
+            out.steps = [[dict(target_tokens=self._target_tokens(h["tokens"]),
+                               log_prob=h["log_prob"], score=h["score"],
+                               finished=h["finished"]) for h in kept]
+                         for kept in result.steps[row]]
+        return out
+
+    def _target_tokens(self, ids) -> list:
+        return [self.tgt_vocab.id_to_token(int(t)) for t in ids]
+
+    def _hypothesis(self, best, h, n_source, attention, detokenized) -> Translation:
+        """One finished beam hypothesis as a :class:`Translation` of the same source."""
+        ids = [int(t) for t in h.tokens]
+        n = len(ids)
+        text = self.tgt_vocab.decode(ids[:-1] if h.finished else ids)
+        rec = {name: np.asarray(a[:n])[..., :n_source if name == "cross" else n]
+               for name, a in h.attention.items()} if attention else None
+        return dataclasses.replace(best, text=detokenize(text) if detokenized else text,
+                                   target_tokens=self._target_tokens(ids), score=h.score,
+                                   attention=rec or None)
 
     def translate_file(self, input_path, output_path=None, **kwargs) -> list[str]:
         """Translate a UTF-8 text file, one sentence per line, into one line per sentence.
