@@ -6,7 +6,7 @@ backend pass: it draws with no console error and no request; hovering a source t
 exactly its links, whose weights (read back from the DOM) are the model's attention to 1e-6,
 for another layer and head too, and for the decoder's self-attention; the model view, the
 enlarged heatmap and the step view draw the same numbers; the SVG export holds the view on
-screen; the screenshot is not blank.
+screen and the PNG export is a PNG; the screenshot is not blank.
 
 Chromium is Debian's (``apt-get install chromium``; ``.ci/run`` installs it), never one
 downloaded by ``playwright install``. Without it the test is skipped, unless
@@ -152,6 +152,10 @@ def test_the_explorer_in_headless_chromium(browser, tmp_path):
     assert_links(sorted((int(e.get("data-h")), int(e.get("data-q")), int(e.get("data-k")),
                          float(e.get("data-w"))) for e in lines),
                  expected_links(cross[:, 1, 1, 4], 1, 4, "k"))
+    with page.expect_download() as download:                          # and as PNG
+        page.click("button.kae-export-png")
+    assert download.value.suggested_filename.endswith(".png")
+    assert open(download.value.path(), "rb").read(8) == b"\x89PNG\r\n\x1a\n"
     page.click('.kae-stage .kae-tok[data-side="k"][data-i="4"]')       # release
 
     # the decoder's masked self-attention: a decoder input's links come from later steps

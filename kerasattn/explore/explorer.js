@@ -434,7 +434,8 @@
     var W = Math.max(padL + b.heads * (tw + gx) + 8, boldWidth(KIND_NAMES[kind]) + 190);
     var H = padT + b.layers * (th + gy);
     var out = [svgOpen(W, H), svgText(16, 20, this.data.model + " \u00b7 " + KIND_NAMES[kind] +
-      " \u00b7 " + b.layers + " layers \u00d7 " + b.heads + " heads", ' font-weight="600"')];
+      " \u00b7 " + b.layers + (b.layers > 1 ? " layers" : " layer") + " \u00d7 " +
+      b.heads + (b.heads > 1 ? " heads" : " head"), ' font-weight="600"')];
     range(b.heads).forEach(function (h) {
       out.push(svgText(padL + h * (tw + gx) + tw / 2, padT - 8, "head " + (h + 1),
                        ' text-anchor="middle" font-size="12" fill="' +
