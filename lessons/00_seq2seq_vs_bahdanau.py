@@ -530,7 +530,7 @@ print(format_table(["bahdanau, first 100 test sentences", "BLEU", "repeated word
 # - 04 `bahdanau_attention`: the context vector and a Bahdanau attention layer.
 # - 16 `lab_bahdanau_model`: the week-4 lab model, encoder to output layer.
 # - 15 `debug_the_the_the`: a model that repeats itself, and scheduled sampling.
-# - 25 `greedy_decoding` and 26 `bleu`: the decoding loop and the score of this lesson.
+# - 25 `greedy_decoding` and 26 `bleu_statistics`: the decoding loop and the score of this lesson.
 # - 18 `coverage` (bonus): coverage attention and its loss.
 
 # %%

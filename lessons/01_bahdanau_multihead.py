@@ -191,5 +191,13 @@ lesson.curves(list(lesson.histories), "curves_bahdanau_multihead.png",
 #
 # </details>
 
+# %% [markdown]
+# ## Next: your exercises
+#
+# - 05 `scaled_dot_product`: $\mathrm{softmax}(QK^\top/\sqrt{d_k})V$ with masks.
+# - 06 `split_merge_heads`: $(B, T, d_{model}) \to (B, h, T, d_h)$ and back.
+# - 19 `multihead_decoder_step`: the step-1 decoder step, heads over $h_j$ from $s_{t-1}$.
+# - 14 `debug_uniform_attention`: attention weights that stay uniform.
+
 # %%
 record = lesson.finish()

@@ -229,5 +229,12 @@ lesson.figure(plots.self_attention_heads, "encoder_self_attention_heads.png", we
 #
 # </details>
 
+# %% [markdown]
+# ## Next: your exercises
+#
+# - 08 `positional_encoding`: the sinusoidal positions.
+# - 09 `add_norm`: layer normalisation and the post-norm residual.
+# - 20 `encoder_block`: self-attention and the position-wise feed-forward network.
+
 # %%
 record = lesson.finish()

@@ -202,5 +202,12 @@ lesson.explorer(model, "explorer_decoder_self_attention.html")
 #
 # </details>
 
+# %% [markdown]
+# ## Next: your exercises
+#
+# - 07 `causal_mask`: the look-ahead mask, with an offset for decoding.
+# - 21 `self_attention_gru_decoder`: masked self-attention and cross-attention feeding a GRU.
+# - 17 `debug_look_ahead_leak`: a loss too good to be true.
+
 # %%
 record = lesson.finish()

@@ -245,5 +245,14 @@ lesson.explorer(model, "explorer_transformer_decoder_on_gru.html")
 #
 # </details>
 
+# %% [markdown]
+# ## Next: your exercises
+#
+# - 10 `decoder_block`: the Transformer decoder block.
+# - 11 `kv_cache_step`: one decoding step with a key/value cache.
+# - 12 `beam_search_step`: one step of beam search with a length penalty.
+# - 13 `assemble_step4_model`: the step-4 model from kit layers.
+# - 24 `warmup_schedule`: the Transformer's learning-rate schedule.
+
 # %%
 record = lesson.finish()

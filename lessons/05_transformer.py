@@ -279,5 +279,13 @@ lesson.figure(plots.evolution_table_figure, "evolution_table.png", rows,
 #
 # </details>
 
+# %% [markdown]
+# ## Next: your exercises
+#
+# - 22 `assemble_transformer`: the full step-5 model, checked on a copy task.
+# - 23 `label_smoothed_loss`: the masked, label-smoothed cross-entropy it trains with.
+#
+# `exercises/README.md` lists every exercise with its lesson.
+
 # %%
 record = lesson.finish()
