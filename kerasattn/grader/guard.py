@@ -83,6 +83,7 @@ _PROCESS_EVENTS = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.spa
 #: Audit events of native code reached through ``ctypes`` (a C library's ``system`` starts a
 #: process with no audit event of its own).
 _NATIVE_EVENTS = frozenset({"ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle"})
+_CTYPES_DIR = os.path.join(os.path.dirname(os.__file__), "ctypes") + os.sep
 _AUDITED = (frozenset({"open", "compile", "exec", "marshal.loads"}) | _PROCESS_EVENTS
             | _NATIVE_EVENTS)
 # Methods of a submission's layers that must run as they are (building, configuration).
@@ -428,11 +429,19 @@ class Guard:
     # ------------------------------------------------------------------- processes
     def _check_process(self, what: str, frame, native: bool = False) -> None:
         """Refuse a new process, or native code through ``ctypes``, that the submission
-        asks for (see the module docstring)."""
+        asks for (see the module docstring). ``ctypes`` is refused only when the submission
+        calls it itself: a library it imports (torch loads its own libraries with ``ctypes``)
+        may."""
         self._busy.on = True
         try:
-            decided = self._walk(frame, "student")
-            in_thread = decided is None and (
+            if native:
+                while frame is not None and frame.f_code.co_filename.startswith(_CTYPES_DIR):
+                    frame = frame.f_back                 # ctypes' own frames
+                decided = (frame if frame is not None and self._kind(frame.f_code) == "student"
+                           else None)
+            else:
+                decided = self._walk(frame, "student")
+            in_thread = not native and decided is None and (
                 threading.get_ident() not in self._threads_at_install)
             if decided is None and not in_thread:
                 return
