@@ -25,6 +25,7 @@ backend.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import sys
@@ -168,14 +169,14 @@ class Translator:
                   if isinstance(layer, PositionalEncoding) and layer.name.startswith(side)]
         return min(tables) if tables else None
 
-    @property
+    @functools.cached_property
     def max_source_tokens(self) -> int | None:
         """The longest source the encoder's positional table covers (None: no table, as in
         the GRU encoders); :meth:`decode` translates the first this many tokens of a longer
         source, with a warning."""
         return self._table_length("src_")
 
-    @property
+    @functools.cached_property
     def max_target_tokens(self) -> int | None:
         """The longest output the decoder's positional table covers (None: no table);
         :meth:`decode` caps outputs there."""

@@ -184,9 +184,7 @@ def recipe_for(model_name: str, stats: dict, backend: str | None = None,
         import keras
 
         backend = keras.backend.backend()
-    if tokenizer not in (None, "word", "subword"):
-        raise ValueError(f"tokenizer must be 'word', 'subword' or None; received "
-                         f"{tokenizer!r}")
+    _check_tokenizer(tokenizer)
     if not isinstance(stats, dict) or not {"builtin", "train_pairs", "src", "tgt"} <= set(stats):
         raise ValueError("stats must be the dict of "
                          "kerasattn.training.recipes.corpus_stats(corpus); "
@@ -261,6 +259,12 @@ def recipe_for(model_name: str, stats: dict, backend: str | None = None,
                   vocab=vocab, max_train_tokens=max_train_tokens, reasons=reasons)
 
 
+def _check_tokenizer(tokenizer) -> None:
+    if tokenizer not in (None, "word", "subword"):
+        raise ValueError(f"tokenizer must be 'word', 'subword' or None; received "
+                         f"{tokenizer!r}")
+
+
 def choose_tokenizer(stats: dict, tokenizer: str | None = None) -> tuple[str, dict, dict]:
     """The tokenizer of a real corpus and its size, from :func:`corpus_stats` figures.
 
@@ -276,9 +280,7 @@ def choose_tokenizer(stats: dict, tokenizer: str | None = None) -> tuple[str, di
         :func:`kerasattn.data.build_tokenizer`, and the reasons of the ``"tokenizer"`` and
         ``"vocab"`` decisions.
     """
-    if tokenizer not in (None, "word", "subword"):
-        raise ValueError(f"tokenizer must be 'word', 'subword' or None; received "
-                         f"{tokenizer!r}")
+    _check_tokenizer(tokenizer)
     n = int(stats["train_pairs"])
     src, tgt = stats["src"], stats["tgt"]
     rare = max(src["singleton_share"], tgt["singleton_share"])
@@ -429,8 +431,7 @@ def prepare_text(corpus, tokenizer: str | None = None,
         kind = tokenizer or "word"
         chosen = dict(min_freq=1) if kind == "word" else dict(vocab_size=1000)
         reasons = {"tokenizer": f"{kind} tokens"}
-        if tokenizer not in (None, "word", "subword"):
-            choose_tokenizer(stats, tokenizer)                      # raises, naming it
+        _check_tokenizer(tokenizer)
     else:
         kind, chosen, reasons = choose_tokenizer(stats, tokenizer)
     if vocab:
