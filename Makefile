@@ -3,7 +3,7 @@
 #   make test     -> installs into .venv, runs the whole suite once per backend (tensorflow, jax, torch)
 #   make test-fast -> the quick loop: no lesson runs, no slow or cross-backend tests
 #   make bench    -> runs every benchmark in its short mode and prints the figures
-#   make notebooks -> the six lessons as Jupyter / Colab notebooks in outputs/notebooks/
+#   make notebooks -> the seven lessons as Jupyter / Colab notebooks in outputs/notebooks/
 #   make results  -> every lesson on every backend (about 90 minutes), then the README's results table
 VENV   ?= .venv
 PYTHON ?= python3
@@ -45,7 +45,7 @@ notebooks: $(STAMP)
 	$(VENV)/bin/kerasattn notebook --all --out outputs/notebooks
 
 results: $(STAMP)
-	for b in tensorflow jax torch; do for n in 0 1 2 3 4 5; do \
+	for b in tensorflow jax torch; do for n in 0 1 2 3 4 5 6; do \
 	  $(VENV)/bin/kerasattn --backend $$b lesson $$n --out outputs/results/$$b/lesson_0$$n || exit 1; \
 	done; done
 	$(PY) tools/results_table.py outputs/results

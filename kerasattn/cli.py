@@ -80,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
-    p = sub.add_parser("lesson", help="run a lesson (0-5): train, evaluate, draw its figures")
+    p = sub.add_parser("lesson", help="run a lesson (0-6): train, evaluate, draw its figures")
     p.add_argument("number", type=int, metavar="N", help="lesson number, 0 to 5")
     options.add_run_options(p, out_default="./outputs/lessons/lesson_0N",
                             minutes_default=f"{options.DEFAULT_MINUTES:g} per lesson, "

@@ -31,7 +31,8 @@ from keras import ops
 from kerasattn import backend_utils
 from kerasattn.data.text import detokenize
 
-__all__ = ["corpus_bleu", "bleu_by_length", "exact_match", "group_references",
+__all__ = ["corpus_bleu", "bleu_by_length", "exact_match", "word_counts_against_reference",
+           "group_references",
            "multi_reference_bleu", "evaluate_grouped", "masked_sparse_ce",
            "masked_token_ce", "masked_accuracy", "unmasked_accuracy",
            "MaskedSparseCategoricalCrossentropy", "MaskedAccuracy", "MaskedCrossEntropyMetric"]
@@ -126,6 +127,41 @@ def bleu_by_length(srcs: Sequence[str], hyps: Sequence[str], refs: Sequence[str]
                         hi=None if open_end else hi, n=len(idx),
                         bleu=corpus_bleu(h, r) if idx else None,
                         exact_match=exact_match(h, r) if idx else None))
+    return out
+
+
+def word_counts_against_reference(hyps: Sequence[str], refs: Sequence[str]) -> dict:
+    """Over- and under-translation, counted in words against the references.
+
+    For each sentence and each word type ``w``, a hypothesis with more copies of ``w`` than
+    its reference has *extra* words (a repetition: the decoder translated a source word
+    again), one with fewer has *missing* words (a dropped source word). Summed over the
+    corpus::
+
+        extra   = sum_s sum_w max(0, count_hyp(w) - count_ref(w))
+        missing = sum_s sum_w max(0, count_ref(w) - count_hyp(w))
+
+    Args:
+        hyps: model translations, normalised token strings.
+        refs: reference translations, same format and length.
+
+    Returns:
+        ``dict(extra, missing, ref_words, sentences_with_extra, sentences_with_missing)``
+        (counts; ``ref_words`` is the number of reference words, the scale of both).
+    """
+    from collections import Counter
+
+    hyps, refs = _check_texts(hyps, refs)
+    out = dict(extra=0, missing=0, ref_words=0, sentences_with_extra=0,
+               sentences_with_missing=0)
+    for h, r in zip(hyps, refs):
+        ch, cr = Counter(h.split()), Counter(r.split())
+        extra, missing = sum((ch - cr).values()), sum((cr - ch).values())
+        out["extra"] += extra
+        out["missing"] += missing
+        out["ref_words"] += sum(cr.values())
+        out["sentences_with_extra"] += extra > 0
+        out["sentences_with_missing"] += missing > 0
     return out
 
 

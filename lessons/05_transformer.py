@@ -184,10 +184,10 @@ print(plots.evolution_table_markdown([result]))
 # ## The evolution table: every model, the same data, the same lesson budget
 #
 # All seven models train on the same corpus with each model's recommended learning rate,
-# early stopping, and a wall-clock budget per *lesson*: by default 4.25 minutes of training.
-# Lessons 01-05 give it all to their one model; lesson 00 splits it equally over its three
-# training runs (about 1.4 minutes each for `seq2seq`, `bahdanau`, and `bahdanau` again with
-# scheduled sampling), and early stopping may end any model sooner. Each row comes from the
+# early stopping, and a wall-clock budget per *lesson*: by default 4 minutes of training.
+# Lessons 01-05 give it all to their one model; lesson 00 splits it equally over its two
+# (about 2 minutes each for `seq2seq` and `bahdanau`), and early stopping may end any model
+# sooner. Each row comes from the
 # lesson that trains the model (its `results.json`, same settings and backend): run lessons
 # 00-04 first to fill the table; a model not yet measured shows its parameter count only.
 # Parameter counts, training time, training throughput (target tokens per second), and test

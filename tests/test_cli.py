@@ -120,10 +120,10 @@ def test_lesson_script_rejects_unknown_options(capsys):
 
 
 def test_every_lesson_script_is_found():
-    paths = [scripts.lesson_path(n) for n in range(6)]
-    assert [p.name[:2] for p in paths] == ["00", "01", "02", "03", "04", "05"]
-    with pytest.raises(UsageError, match="N must be one of 0, 1, 2, 3, 4, 5; received 6"):
-        scripts.lesson_path(6)
+    paths = [scripts.lesson_path(n) for n in range(7)]
+    assert [p.name[:2] for p in paths] == ["00", "01", "02", "03", "04", "05", "06"]
+    with pytest.raises(UsageError, match="N must be one of 0, 1, 2, 3, 4, 5, 6; received 7"):
+        scripts.lesson_path(7)
 
 
 @pytest.mark.cross_backend

@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def lesson_exercises() -> dict[int, list[str]]:
     """lesson number -> the exercise numbers its "Next: your exercises" cell lists."""
     out = {}
-    for path in sorted((ROOT / "lessons").glob("0[0-5]_*.py")):
+    for path in sorted((ROOT / "lessons").glob("0[0-6]_*.py")):
         text = path.read_text(encoding="utf-8")
         assert "# ## Next: your exercises" in text, f"{path.name} names no exercises"
         cell = text.split("# ## Next: your exercises", 1)[1].split("# %%\n", 1)[0]

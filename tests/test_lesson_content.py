@@ -73,7 +73,7 @@ def max_words(pairs, side: int = 0) -> int:
 
 
 # -------------------------------------------------------------------------------- structure
-@pytest.mark.parametrize("number", range(6))
+@pytest.mark.parametrize("number", range(7))
 def test_every_lesson_ends_with_questions_and_revealable_answers(number):
     text = lesson_text(number)
     assert text.count("## Check your understanding") == 1
@@ -91,7 +91,7 @@ def test_every_lesson_ends_with_questions_and_revealable_answers(number):
     assert section.count("<details>") == section.count("</details>") == len(pairs)
 
 
-@pytest.mark.parametrize("number", range(6))
+@pytest.mark.parametrize("number", range(7))
 def test_lessons_name_their_sources_and_tell_no_history(number):
     text = lesson_text(number)
     for m in re.finditer(r"\bseeds?\b", text, flags=re.IGNORECASE):

@@ -27,6 +27,7 @@ class LessonData:
             (:func:`kerasattn.metrics.group_references`), for multi-reference BLEU.
         text_reasons: why the tokenizer, its size and the length cap were chosen
             (:attr:`kerasattn.training.recipes.PreparedText.reasons`).
+        train_pairs, valid_pairs: the ``(source, target)`` pairs of ``train`` and ``valid``.
     """
 
     corpus: object
@@ -45,6 +46,8 @@ class LessonData:
     test_sources: list = dataclasses.field(default_factory=list)
     test_references: list = dataclasses.field(default_factory=list)
     text_reasons: dict = dataclasses.field(default_factory=dict)
+    train_pairs: list = dataclasses.field(default_factory=list)
+    valid_pairs: list = dataclasses.field(default_factory=list)
 
     @property
     def bleu_tokenize(self) -> str:
@@ -52,6 +55,18 @@ class LessonData:
         from kerasattn.training.recipes import bleu_tokenize_for
 
         return bleu_tokenize_for(self.tgt_lang) if self.real else "13a"
+
+    def with_test_pairs(self, pairs) -> "LessonData":
+        """This data scored on ``pairs`` instead of its test split (regrouped by source
+        for multi-reference BLEU)."""
+        from kerasattn.metrics import group_references
+
+        pairs = list(pairs)
+        if not pairs:
+            raise ValueError("pairs: no test pair given")
+        sources, references = group_references(pairs)
+        return dataclasses.replace(self, test_pairs=pairs, test_sources=sources,
+                                   test_references=references)
 
     def recipe(self, name: str, budget_seconds: float | None = None):
         """The data-driven :class:`kerasattn.training.recipes.Recipe` of model ``name`` on this
@@ -96,7 +111,8 @@ def load_data(settings: Settings) -> LessonData:
     train = kdata.make_arrays(train_pairs, src_vocab, tgt_vocab)
     valid = kdata.make_arrays(valid_pairs, src_vocab, tgt_vocab)
     return LessonData(corpus=corpus, src_vocab=src_vocab, tgt_vocab=tgt_vocab, train=train,
-                      valid=valid, test_pairs=list(test_pairs), description=what)
+                      valid=valid, test_pairs=list(test_pairs), description=what,
+                      train_pairs=list(train_pairs), valid_pairs=list(valid_pairs))
 
 
 def spread(pairs, n):
@@ -142,12 +158,11 @@ def _load_real(settings: Settings) -> LessonData:
     sizes = QUICK_SIZES if settings.quick else DEFAULT_SIZES
     test_pairs = list(corpus.test)
     if settings.quick or settings.train_size:
-        n_train = settings.train_size or sizes["train"]
-        train = kdata.make_arrays(spread(corpus.train, n_train), src_vocab, tgt_vocab)
-        n_train = min(n_train, len(corpus.train))
+        train_pairs = spread(corpus.train, settings.train_size or sizes["train"])
     else:
-        train = kdata.make_arrays(text.train_pairs, src_vocab, tgt_vocab)
-        n_train = len(text.train_pairs)
+        train_pairs = list(text.train_pairs)
+    train = kdata.make_arrays(train_pairs, src_vocab, tgt_vocab)
+    n_train = len(train_pairs)
     valid_pairs = spread(corpus.valid or corpus.train[:1], sizes["valid"] or len(corpus.valid))
     valid = kdata.make_arrays(valid_pairs, src_vocab, tgt_vocab)
     n_test = sizes["test"] if settings.quick else settings.max_test
@@ -162,7 +177,8 @@ def _load_real(settings: Settings) -> LessonData:
                       max_train_tokens=text.max_train_tokens,
                       src_lang=str(info.get("src_lang", "en")),
                       tgt_lang=str(info.get("tgt_lang", "fr")), test_sources=sources,
-                      test_references=references, text_reasons=text.reasons)
+                      test_references=references, text_reasons=text.reasons,
+                      train_pairs=train_pairs, valid_pairs=list(valid_pairs))
 
 
 def fetch_command(lang: str, url: str | None = None, cache_dir=None) -> int:

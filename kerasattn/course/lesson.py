@@ -25,7 +25,7 @@ class Lesson:
     """Runs one lesson: data, training, scoring, figures and the record of results.
 
     Args:
-        number: the lesson number (0-5).
+        number: the lesson number (0-6).
         title: shown in the header.
         settings: from :func:`parse_lesson_args`.
     """
@@ -71,37 +71,52 @@ class Lesson:
         return self._data
 
     # -- training and scoring ------------------------------------------------------------
-    def train(self, name: str, model_kwargs: dict | None = None, **train_kwargs) -> Trained:
-        """Build and train ``name``; print the time and parameter count."""
-        heading(f"training {name}")
-        t = train_model(name, self.data, self.settings, model_kwargs=model_kwargs,
+    def train(self, name: str, model_kwargs: dict | None = None, label: str | None = None,
+              data: LessonData | None = None, **train_kwargs) -> Trained:
+        """Build and train model ``name``; print the time and parameter count.
+
+        Args:
+            name: one of the seven model names.
+            model_kwargs: hyperparameter overrides (e.g. ``{"coverage": True}``).
+            label: what the lesson calls this run in its tables and figures (default
+                ``name``).
+            data: train on this instead of the lesson's data (same test split).
+            **train_kwargs: passed to :func:`kerasattn.training.train`.
+        """
+        label = label or name
+        heading(f"training {label}")
+        t = train_model(name, data or self.data, self.settings, model_kwargs=model_kwargs,
                         **train_kwargs)
-        self.histories[name] = t.history
+        t.name = label
+        self.histories[label] = t.history
         if t.recipe is not None:
             print(t.recipe.describe() + (" (quick mode: tiny model, 1 epoch)"
                                          if self.settings.quick else ""), flush=True)
         tps = f"{t.tokens_per_second:,.0f} target tokens/s" if t.tokens_per_second else ""
         threads = f" (torch: {t.torch_threads} threads)" if t.torch_threads else ""
-        print(f"{name}: {t.params:,} parameters, {t.epochs_run} epochs in "
+        print(f"{label}: {t.params:,} parameters, {t.epochs_run} epochs in "
               f"{t.train_seconds:.1f} s {tps}{threads}", flush=True)
         return t
 
-    def translator(self, trained: Trained):
+    def translator(self, trained: Trained, data: LessonData | None = None):
         """``trained`` as a :class:`kerasattn.inference.Translator` with this lesson's data
-        and decoding settings."""
-        return lesson_translator(trained.model, self.data, self.settings, trained.name)
+        (or ``data``: its vocabularies and languages) and decoding settings."""
+        return lesson_translator(trained.model, data or self.data, self.settings,
+                                 trained.name)
 
-    def evaluate(self, trained: Trained, beam: int = 1) -> dict:
-        """BLEU and exact match on the test split (greedy unless ``beam`` > 1)."""
+    def evaluate(self, trained: Trained, beam: int = 1, data: LessonData | None = None
+                 ) -> dict:
+        """BLEU and exact match on the test split (greedy unless ``beam`` > 1) of the
+        lesson's data, or of ``data``."""
         from kerasattn import metrics
 
-        d = self.data
+        d = data or self.data
         srcs = [s for s, _ in d.test_pairs]
         refs = [t for _, t in d.test_pairs]
         start = time.perf_counter()
-        hyps = self.translator(trained).translate(srcs, beam=beam, normalized=True,
-                                                  detokenized=False,
-                                                  progress=not self.settings.quick)
+        hyps = self.translator(trained, d).translate(srcs, beam=beam, normalized=True,
+                                                     detokenized=False,
+                                                     progress=not self.settings.quick)
         decode_seconds = time.perf_counter() - start
         res = dict(model=trained.name, params=trained.params,
                    train_seconds=trained.train_seconds,

@@ -1,0 +1,345 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Lesson 06: exposure bias, coverage and back-translation
+#
+# Lesson 00's Bahdanau model learns the built-in corpus almost perfectly from its 10,000
+# training pairs. Real translation systems rarely have that luxury, and three classic
+# additions to the attention model address what goes wrong when data or training is short:
+#
+# - **scheduled sampling** (Bengio et al., 2015), against *exposure bias*: a decoder
+#   trained only on correct previous words meets its own mistakes for the first time when
+#   it translates;
+# - **coverage** (Tu et al., 2016; See et al., 2017), against *repeated and dropped words*:
+#   nothing in plain attention remembers which source words were already translated;
+# - **back-translation** (Sennrich, Haddow and Birch, 2016), against *scarce parallel
+#   data*: target-language text alone becomes extra training pairs.
+#
+# Their effects show where the base model makes mistakes, so this lesson trains in a
+# low-resource setting: a small share of the training split as parallel pairs, and the
+# French side of other training pairs as French-only text (their English is never used).
+# Every model trains on the same parallel pairs with the same wall-clock budget (the
+# lesson's minutes split over its five training runs) and is scored on the same test
+# sentences, which include sentences longer than any seen in training.
+
+# %%
+import numpy as np
+
+from kerasattn import metrics, plots
+from kerasattn.course import Lesson, format_table, parse_lesson_args
+from kerasattn.course.backtranslation import (
+    back_translate,
+    reversed_data,
+    split_parallel_and_monolingual,
+    with_training_pairs,
+)
+from kerasattn.course.data import spread
+
+settings = parse_lesson_args(6, "Lesson 06: exposure bias, coverage and back-translation",
+                             n_models=5)
+lesson = Lesson(6, "exposure bias, coverage and back-translation", settings)
+
+# %% [markdown]
+# ## The low-resource setting
+#
+# A tenth of the training split (at most 1,000 pairs) is the parallel data; the French
+# side of up to 3,000 other training pairs is the French-only text used by
+# back-translation. The vocabularies are those of the whole training split, so every model
+# reads and writes the same words. The models are scored on 400 test sentences spread over
+# all lengths (the full test split has the same length mix).
+
+# %%
+data = lesson.data
+n_parallel = min(1000, len(data.train_pairs) // 10 or 1)
+n_mono = min(3000, len(data.train_pairs) - n_parallel)
+parallel, french_only = split_parallel_and_monolingual(data, n_parallel, n_mono)
+test = data.with_test_pairs(spread(data.test_pairs, 400))
+small = with_training_pairs(test, parallel, f"{len(parallel):,} parallel pairs")
+print(f"parallel pairs: {len(parallel):,}; French-only sentences: {len(french_only):,}; "
+      f"test sentences: {len(test.test_pairs):,} "
+      f"({sum(len(s.split()) > 30 for s, _ in test.test_pairs)} longer than 30 words)")
+print("a French-only sentence:", french_only[0])
+
+# %% [markdown]
+# ## The base model
+#
+# Lesson 00's `bahdanau` (additive attention from $s_{t-1}$ inside the recurrence), trained
+# with teacher forcing on the parallel pairs only. Every other model of this lesson is
+# compared with it.
+
+# %%
+base = lesson.train("bahdanau", label="bahdanau, small data", data=small)
+r_base = lesson.evaluate(base, data=test)
+
+# %% [markdown]
+# ## Exposure bias and scheduled sampling
+#
+# Training feeds the decoder the *reference* previous word $y_{t-1}$ (teacher forcing);
+# translating feeds it its *own* previous word $\hat y_{t-1}$. The model never sees its own
+# mistakes during training, so one wrong word at test time puts it in a state it was never
+# trained on, and errors compound. This mismatch is called exposure bias.
+#
+# Scheduled sampling (Bengio et al., 2015) closes the gap gradually: at training step $i$,
+# each decoder input is the reference token with probability $\epsilon_i$ (the
+# teacher-forcing ratio) and the model's own greedy prediction
+# $\arg\max_y p(y \mid s_{t-1}, c_{t-1})$ otherwise. Starting the ratio at (or near) 1
+# and decaying it lets the model learn from clean inputs first. The linear schedule starts at
+# $\epsilon_0 = 1$; the inverse sigmoid at $\epsilon_0 = k/(k+1)$, close to 1 for a large
+# $k$:
+#
+# $$\epsilon_i = \max\bigl(\epsilon_{\min}, 1 - (1 - \epsilon_{\min})\, i / n\bigr)
+#   \quad\text{(linear)}, \qquad
+#   \epsilon_i = \frac{k}{k + \exp(i / k)} \quad\text{(inverse sigmoid)}.$$
+#
+# In the kit: build the model with `scheduled_sampling=True` and pass
+# `train(..., teacher_forcing="linear:N:0.5")` (or a
+# `kerasattn.training.TeacherForcingSchedule`). The coin flips are drawn once per batch
+# before the decoder loop; no gradient flows through the choice of token.
+#
+# Below, the same model is trained again on the same pairs with the same budget, its ratio
+# falling step by step from 1 to 0.5 over that budget
+# (`TeacherForcingSchedule("linear", min_ratio=0.5, budget_seconds=...)`: the schedule
+# spans the steps this machine fits in the budget, however many). Then exposure bias
+# itself: both models read each test target teacher-forced, once with the reference words
+# and once with the word at decoder input 2 replaced by a random wrong word, and we count
+# how many of the words after it each model still predicts right. A model trained only on
+# clean prefixes loses more after a wrong word than one that met its own mistakes in
+# training.
+
+# %%
+from kerasattn.course.lesson_helpers import accuracy_after_a_wrong_word
+from kerasattn.training import TeacherForcingSchedule
+
+budget = 60.0 * settings.minutes if settings.minutes else None
+schedule = (TeacherForcingSchedule("linear", min_ratio=0.5, budget_seconds=budget) if budget
+            else TeacherForcingSchedule("linear", decay_steps=max(1, settings.epochs - 1),
+                                        min_ratio=0.5, per="epoch"))
+sampled = lesson.train("bahdanau", label="+ scheduled sampling", data=small,
+                       model_kwargs={"scheduled_sampling": True}, teacher_forcing=schedule)
+v = schedule.values
+print(f"teacher-forcing ratio: {v[0]:.2f} at the first step, {v[len(v) // 2]:.2f} halfway, "
+      f"{v[-1]:.2f} at the last ({len(v)} {schedule.per}{'s' if len(v) != 1 else ''})")
+r_sampled = lesson.evaluate(sampled, data=test)
+rows = []
+for trained, r in ((base, r_base), (sampled, r_sampled)):
+    acc = accuracy_after_a_wrong_word(trained.model, data, test.test_pairs)
+    rows.append([trained.name, f"{r['bleu']:.1f}", f"{acc['clean']:.1%}",
+                 f"{acc['corrupted']:.1%}", f"{100 * acc['drop']:.1f} points"])
+print(format_table(["bahdanau", "BLEU", "next words right", "after one wrong word", "drop"],
+                   rows))
+lesson.curves([base.name, sampled.name], "curves_scheduled_sampling.png",
+              title="teacher forcing vs scheduled sampling (linear, 1 -> 0.5)")
+
+# %% [markdown]
+# What to look for: the "drop" column is exposure bias in numbers, the accuracy a model
+# loses after one wrong input word. Scheduled sampling trades a little accuracy on clean
+# prefixes (it trained on fewer of them) for a smaller drop. How large the trade is depends
+# on how far training got: print both columns for your run before concluding.
+
+# %% [markdown]
+# ## Repetition, dropped words and coverage
+#
+# Nothing in the attention of the previous sections remembers where it has already looked.
+# A decoder can attend to the same source words again and again (and repeat their
+# translation) or never attend to some (and drop them). Coverage (Tu et al., 2016, in the
+# form of See et al., 2017) keeps the attention already paid to each source word,
+# $\mathrm{cov}_{tj} = \sum_{t' < t} \alpha_{t'j}$, and gives it to the score:
+#
+# $$e_{tj} = v^\top \tanh(W s_{t-1} + U h_j + w_c\, \mathrm{cov}_{tj}),$$
+#
+# so the model can learn to look elsewhere; a coverage loss
+# $\lambda \sum_t \sum_j \min(\alpha_{tj}, \mathrm{cov}_{tj})$ penalises looking again at
+# covered words. In the kit: `BahdanauAttention(units, coverage=True)`, or
+# `build_model("bahdanau", ..., coverage=True, coverage_loss_weight=1.0)` (the decoder
+# carries $\mathrm{cov}_t$ through its loop).
+#
+# A trained model can also be steered at decoding time only. Beam search with the coverage
+# penalty of Wu et al. (2016) adds $\beta \sum_j \log \min(\sum_t \alpha_{tj}, 1)$ to a
+# finished hypothesis's score: 0 when every source word received a total weight of at
+# least 1, negative for every word the hypothesis (nearly) ignored.
+#
+# Two counts measure the two errors. Against the reference: *extra* words (more copies of
+# a word than the reference has: a repetition) and *missing* words (fewer: a drop),
+# `metrics.word_counts_against_reference`. In the attention: source words whose
+# cumulative attention $\sum_t \alpha_{tj}$ stays below 0.5 (hardly read) or rises above
+# 1.5 (read again and again). Both are counted on the test sentences longer than 20 words,
+# where the base model goes wrong most.
+
+# %%
+covered = lesson.train("bahdanau", label="+ coverage", data=small,
+                       model_kwargs={"coverage": True, "coverage_loss_weight": 1.0})
+r_covered = lesson.evaluate(covered, data=test)
+
+LOW, HIGH = 0.5, 1.5
+long_pairs = [p for p in test.test_pairs if len(p[0].split()) > 20] or test.test_pairs
+
+
+def cumulative(translation):
+    """Total attention each source token received: (S,), averaged over heads."""
+    a = translation.attention_map("cross")                # (h, T_out, S)
+    return a.mean(axis=0).sum(axis=0)
+
+
+def coverage_counts(trained, **decode_kwargs):
+    """BLEU, extra and missing words, and the attention counts on ``long_pairs``."""
+    translator = lesson.translator(trained, small)
+    out = translator.decode([s for s, _ in long_pairs], attention=True, normalized=True,
+                            detokenized=False, **decode_kwargs)
+    hyps, refs = [t.text for t in out], [r for _, r in long_pairs]
+    words = metrics.word_counts_against_reference(hyps, refs)
+    totals = [cumulative(t) for t in out]
+    return dict(bleu=metrics.corpus_bleu(hyps, refs), **words,
+                low=int(sum((c < LOW).sum() for c in totals)),
+                high=int(sum((c > HIGH).sum() for c in totals)),
+                source_words=int(sum(len(c) for c in totals)), translations=out)
+
+
+runs = {"small data, greedy": coverage_counts(base),
+        "small data, beam 4 + coverage penalty 0.2": coverage_counts(base, beam=4,
+                                                                     coverage_penalty=0.2),
+        "+ coverage, greedy": coverage_counts(covered)}
+n_words = runs["small data, greedy"]["ref_words"]
+n_src = runs["small data, greedy"]["source_words"]
+print(f"{len(long_pairs)} test sentences longer than 20 words ({n_words:,} reference words, "
+      f"{n_src:,} source words)")
+print(format_table(["bahdanau", "BLEU", "extra words", "missing words",
+                    f"source words < {LOW}", f"source words > {HIGH}"],
+                   [[k, f"{r['bleu']:.1f}", r["extra"], r["missing"], r["low"], r["high"]]
+                    for k, r in runs.items()]))
+
+# %% [markdown]
+# Where the two models differ, on one long sentence: the total attention each source word
+# received. Bars near 1 are words read once; a bar near 0 is a word the translation
+# skipped, a tall bar one it came back to.
+
+# %%
+plain, cov = runs["small data, greedy"]["translations"], \
+    runs["+ coverage, greedy"]["translations"]
+spread_of = [float(np.abs(cumulative(a) - 1).sum() - np.abs(cumulative(b) - 1).sum())
+             for a, b in zip(plain, cov)]
+k = int(np.argmax(spread_of))                  # where coverage changes the totals most
+print("source:    ", long_pairs[k][0])
+print("reference: ", long_pairs[k][1])
+print("small data:", plain[k].text)
+print("+ coverage:", cov[k].text)
+lesson.figure(plots.cumulative_attention, "cumulative_attention.png",
+              {base.name: cumulative(plain[k]), covered.name: cumulative(cov[k])},
+              plain[k].source_tokens, low=LOW, high=HIGH,
+              title="attention received by each source word, summed over the translation")
+
+# %% [markdown]
+# ## Back-translation
+#
+# Parallel sentence pairs are scarce; text in the target language alone is plentiful.
+# Back-translation (Sennrich et al., 2016) turns the second into the first:
+#
+# 1. train a model in the *reverse* direction (French to English) on the parallel pairs;
+# 2. translate the French-only sentences into English with it;
+# 3. add the pairs (synthetic English, real French) to the training data of the
+#    English-to-French model.
+#
+# The source side is noisy, but the target side, the side the decoder learns to write, is
+# real text, so the decoder's language model improves. Sennrich et al. report gains of 2.8
+# to 3.7 BLEU on WMT 2015 English-German and German-English. Below, all three steps on
+# this lesson's data; the last model trains with the same wall-clock budget as the base
+# model, on four times as many pairs.
+
+# %%
+import time
+
+reverse = reversed_data(test, parallel, f"{len(parallel):,} parallel pairs, French to English")
+backward = lesson.train("bahdanau", label="bahdanau, French to English", data=reverse)
+r_backward = lesson.evaluate(backward, data=reverse)
+start = time.perf_counter()
+synthetic = back_translate(lesson.translator(backward, reverse), french_only)
+print(f"back-translated {len(synthetic):,} French sentences in "
+      f"{time.perf_counter() - start:.1f} s; for example:")
+for en, fr in synthetic[:2]:
+    print(f"  {fr}\n    -> {en}")
+augmented = with_training_pairs(
+    test, parallel + synthetic,
+    f"{len(parallel):,} parallel + {len(synthetic):,} back-translated pairs")
+bt = lesson.train("bahdanau", label="+ back-translation", data=augmented)
+r_bt = lesson.evaluate(bt, data=test)
+print(format_table(["English to French, same test sentences", "training pairs", "epochs",
+                    "BLEU", "exact match"],
+                   [[t.name, f"{n:,}", t.epochs_run, f"{r['bleu']:.1f}",
+                     f"{r['exact_match']:.1%}"]
+                    for t, r, n in ((base, r_base, len(parallel)),
+                                    (bt, r_bt, len(parallel) + len(synthetic)))]))
+lesson.figure(plots.bleu_vs_length, "bleu_vs_length_backtranslation.png",
+              {name: [(b["label"], b["bleu"]) for b in r["by_length"]]
+               for name, r in ((base.name, r_base), (bt.name, r_bt))},
+              counts=[b["n"] for b in r_base["by_length"]])
+
+# %% [markdown]
+# ## Check your understanding
+#
+# **1.** Scheduled sampling feeds the decoder its own predictions during training. Why does
+# the ratio start at 1 instead of at its final value?
+#
+# <details><summary>Answer</summary>
+#
+# At the start the model's predictions are noise: training on them would teach it to
+# continue from random words before it knows the language. Starting with the reference
+# words lets it learn first; the ratio then falls as its own predictions become worth
+# learning from.
+#
+# </details>
+#
+# **2.** Which of the two counts of the coverage table (extra words, missing words) does
+# the coverage loss $\sum_j \min(\alpha_{tj}, \mathrm{cov}_{tj})$ act on directly, and why
+# can it also reduce the other?
+#
+# <details><summary>Answer</summary>
+#
+# It penalises attending again to words already covered, so it acts on repetition (extra
+# words) directly. Attention that may not return to covered words has to go somewhere, and
+# the uncovered words are what is left, so drops can fall too.
+#
+# </details>
+#
+# **3.** Back-translated pairs have a noisy source and a clean target. Why is that the right
+# way round for improving an English-to-French model?
+#
+# <details><summary>Answer</summary>
+#
+# The decoder learns to *write* the target side: real French teaches it real French. The
+# encoder only has to read the noisy English well enough to be conditioned on it; errors
+# on the source side cost less than errors on the side the model learns to produce.
+#
+# </details>
+#
+# **4.** The three models of this lesson all train with the same wall-clock budget. Why is
+# that the fair comparison for back-translation, and what does it cost that model?
+#
+# <details><summary>Answer</summary>
+#
+# A user has a fixed amount of compute: the question is whether the same time is better
+# spent on more, noisier pairs than on more passes over the clean ones. With four times as
+# many pairs, the back-translation model makes fewer passes over each, as its epoch count
+# shows.
+#
+# </details>
+
+# %% [markdown]
+# ## Next: your exercises
+#
+# Check each one with `kerasattn grade exercises/NN_*.py` (hints: `kerasattn hint NN`).
+#
+# - 15 `debug_the_the_the`: a model that repeats itself, and scheduled sampling.
+# - 18 `coverage` (bonus): coverage attention and its loss.
+
+# %%
+record = lesson.finish()
