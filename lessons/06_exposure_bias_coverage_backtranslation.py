@@ -46,25 +46,26 @@ from kerasattn.course.backtranslation import (
 )
 from kerasattn.course.data import spread
 
+# five training runs share 3 minutes: this lesson also decodes thousands of sentences
 settings = parse_lesson_args(6, "Lesson 06: exposure bias, coverage and back-translation",
-                             n_models=5)
+                             n_models=5, lesson_minutes=3.0)
 lesson = Lesson(6, "exposure bias, coverage and back-translation", settings)
 
 # %% [markdown]
 # ## The low-resource setting
 #
 # A tenth of the training split (at most 1,000 pairs) is the parallel data; the French
-# side of up to 3,000 other training pairs is the French-only text used by
+# side of up to 2,000 other training pairs is the French-only text used by
 # back-translation. The vocabularies are those of the whole training split, so every model
-# reads and writes the same words. The models are scored on 400 test sentences spread over
+# reads and writes the same words. The models are scored on 300 test sentences spread over
 # all lengths (the full test split has the same length mix).
 
 # %%
 data = lesson.data
 n_parallel = min(1000, len(data.train_pairs) // 10 or 1)
-n_mono = min(3000, len(data.train_pairs) - n_parallel)
+n_mono = min(2000, len(data.train_pairs) - n_parallel)
 parallel, french_only = split_parallel_and_monolingual(data, n_parallel, n_mono)
-test = data.with_test_pairs(spread(data.test_pairs, 400))
+test = data.with_test_pairs(spread(data.test_pairs, 300))
 small = with_training_pairs(test, parallel, f"{len(parallel):,} parallel pairs")
 print(f"parallel pairs: {len(parallel):,}; French-only sentences: {len(french_only):,}; "
       f"test sentences: {len(test.test_pairs):,} "
@@ -253,7 +254,7 @@ lesson.figure(plots.cumulative_attention, "cumulative_attention.png",
 # real text, so the decoder's language model improves. Sennrich et al. report gains of 2.8
 # to 3.7 BLEU on WMT 2015 English-German and German-English. Below, all three steps on
 # this lesson's data; the last model trains with the same wall-clock budget as the base
-# model, on four times as many pairs.
+# model, on three times as many pairs.
 
 # %%
 import time
@@ -327,7 +328,7 @@ lesson.figure(plots.bleu_vs_length, "bleu_vs_length_backtranslation.png",
 # <details><summary>Answer</summary>
 #
 # A user has a fixed amount of compute: the question is whether the same time is better
-# spent on more, noisier pairs than on more passes over the clean ones. With four times as
+# spent on more, noisier pairs than on more passes over the clean ones. With three times as
 # many pairs, the back-translation model makes fewer passes over each, as its epoch count
 # shows.
 #

@@ -227,7 +227,8 @@ def run_options_argv(args: argparse.Namespace) -> list[str]:
     return argv
 
 
-def settings_from_args(args: argparse.Namespace, out: Path, n_models: int = 1) -> Settings:
+def settings_from_args(args: argparse.Namespace, out: Path, n_models: int = 1,
+                       lesson_minutes: float = DEFAULT_MINUTES) -> Settings:
     """Check the parsed run options and turn them into :class:`Settings`.
 
     Also applies ``--torch-threads`` (through ``KERASATTN_TORCH_THREADS``, read when torch
@@ -237,6 +238,7 @@ def settings_from_args(args: argparse.Namespace, out: Path, n_models: int = 1) -
         args: parsed by a parser extended with :func:`add_run_options`.
         out: the output folder when ``--out`` is not given.
         n_models: models the run trains; the default budget is split among them.
+        lesson_minutes: the default training budget of the whole run, in minutes.
 
     Raises:
         UsageError: an option value out of range, or a missing ``--data`` file.
@@ -264,7 +266,7 @@ def settings_from_args(args: argparse.Namespace, out: Path, n_models: int = 1) -
     epochs = args.epochs if args.epochs is not None else (
         QUICK_EPOCHS if args.quick else DEFAULT_EPOCHS)
     minutes = args.minutes if args.minutes is not None else (
-        None if args.quick else round(DEFAULT_MINUTES / max(1, n_models), 3))
+        None if args.quick else round(lesson_minutes / max(1, n_models), 3))
     return Settings(quick=args.quick, data=args.data, out=Path(args.out) if args.out else out,
                     epochs=epochs, batch_size=32 if args.quick else 64, seed=args.seed,
                     minutes=minutes or None, train_size=args.train_size, n_models=n_models,
@@ -295,7 +297,8 @@ def notebook_argv() -> list[str]:
 
 
 def parse_lesson_args(number: int, description: str, argv: Sequence[str] | None = None,
-                      n_models: int = 1) -> Settings:
+                      n_models: int = 1, lesson_minutes: float = DEFAULT_MINUTES
+                      ) -> Settings:
     """Parse a lesson's options (see the module docstring); select the Keras backend.
 
     ``--backend`` sets ``KERAS_BACKEND``, so call this before keras is imported. Inside a
@@ -309,18 +312,21 @@ def parse_lesson_args(number: int, description: str, argv: Sequence[str] | None 
         argv: arguments (default ``sys.argv[1:]``, in a notebook
             ``$KERASATTN_LESSON_ARGS``).
         n_models: models the lesson trains; the default time budget is split among them.
+        lesson_minutes: the lesson's default training budget in minutes (a lesson with
+            more decoding work than training gives less than :data:`DEFAULT_MINUTES`).
 
     Returns:
         The lesson's :class:`Settings`.
     """
     parser = argparse.ArgumentParser(prog=f"lesson {number:02d}", description=description)
     add_run_options(parser, out_default=str(lesson_out_dir(number)),
-                    minutes_default=f"{DEFAULT_MINUTES / max(1, n_models):g}")
+                    minutes_default=f"{lesson_minutes / max(1, n_models):g}")
     if argv is None:
         argv = notebook_argv() if in_notebook() else sys.argv[1:]
     args = parser.parse_args(list(argv))
     try:
         select_backend(getattr(args, "backend", None))
-        return settings_from_args(args, lesson_out_dir(number), n_models=n_models)
+        return settings_from_args(args, lesson_out_dir(number), n_models=n_models,
+                                  lesson_minutes=lesson_minutes)
     except UsageError as exc:
         parser.error(str(exc))
