@@ -8,7 +8,6 @@ than the arithmetic of one position. The functions here compute what the layers'
 computes at that one position, directly from the layers' weights:
 
 =====================================  ==================================================
-:func:`bahdanau_attend_step`           ``BahdanauAttention`` with a 2-D query
 :func:`project_memory`                 ``MultiHeadCross`` keys/values of a memory, once
 :func:`attend_step`                    ``MultiHeadCross`` with one query per row
 :func:`init_cache`                     an empty self-attention K/V cache
@@ -108,58 +107,6 @@ def _in_compute_dtype(layer, *tensors):
     if not _mixed(layer):
         return tensors
     return tuple(ops.cast(x, layer.compute_dtype) for x in tensors)
-
-
-# -- Bahdanau attention -------------------------------------------------------------------
-
-
-def bahdanau_attend_step(attention, query, memory, memory_keys=None, memory_mask=None,
-                         training=None, memory_bias=None, coverage=None):
-    """``BahdanauAttention`` for one query per row: `s_{t-1}` over `h_enc`.
-
-    Args:
-        attention: a built :class:`~kerasattn.layers.BahdanauAttention`.
-        query: `s_{t-1}`, `(B, d_q)`.
-        memory: `h_enc`, `(B, T_k, d_k)`.
-        memory_keys: ``attention.project_memory(memory)`` (additive score; computed here
-            when None).
-        memory_mask: optional bool `(B, T_k)`, True = real source token.
-        training: enables dropout on the weights.
-        memory_bias: optional ``mask_bias(memory_mask)``, each `(B, T_k)`; replaces
-            `memory_mask`.
-        coverage: `c` `(B, T_k)`, the earlier steps' summed weights (layers with
-            ``coverage=True``; required there).
-
-    Returns:
-        `(context (B, d_k), weights (B, T_k))`; weights before dropout.
-    """
-    query, memory = _in_compute_dtype(attention, query, memory)
-    if attention.score == "additive":
-        wk = attention.project_memory(memory) if memory_keys is None else memory_keys
-        w_q, v, wk = _in_compute_dtype(attention, attention.W_q.value, attention.v.value, wk)
-        wq = ops.matmul(query, w_q)  # W_q s_{t-1}: (B, units)
-        pre = wq[:, None, :] + wk  # W_q s_{t-1} + W_k h_j: (B, T_k, units)
-        if attention.coverage:
-            if coverage is None:
-                raise ValueError("bahdanau_attend_step: the layer has coverage=True; "
-                                 "pass `coverage` (B, T_k); received coverage=None.")
-            (w_c,) = _in_compute_dtype(attention, attention.w_c.value)
-            cov = ops.cast(coverage, pre.dtype)  # (B, T_k)
-            pre = pre + cov[:, :, None] * w_c  # + w_c c_j: (B, T_k, units)
-        e = ops.matmul(ops.tanh(pre), v)  # v^T tanh(.): (B, T_k)
-    elif attention.score == "dot":
-        e = ops.einsum("bd,bkd->bk", query, memory)  # s . h_j: (B, T_k)
-    else:
-        (w,) = _in_compute_dtype(attention, attention.W.value)
-        e = ops.einsum("bd,bkd->bk", ops.matmul(query, w), memory)  # s^T W h_j
-    alpha = _softmax(e, memory_mask, memory_bias)  # masked softmax_j(e_j): (B, T_k)
-    dropped = (attention.dropout_layer(alpha, training=training)
-               if training and attention.dropout > 0.0 else alpha)
-    context = ops.einsum("bk,bkd->bd", dropped, memory)  # c = sum_j alpha_j h_j: (B, d_k)
-    return context, alpha
-
-
-# -- multi-head attention -----------------------------------------------------------------
 
 
 def _kernel_and_bias(attention, dense):

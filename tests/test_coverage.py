@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from kerasattn import reference as ref
-from kerasattn import steps
 from kerasattn.decoding import beam_search, gnmt_coverage_penalty, length_penalty
 from kerasattn.layers import BahdanauAttention
 from kerasattn.models import AttentionGRUDecoder, build_model
@@ -55,16 +54,6 @@ def test_coverage_changes_the_weights():
     _, w1 = layer(query, memory, memory_mask=mask, coverage=coverage)
     _, w0 = layer(query, memory, memory_mask=mask, coverage=np.zeros_like(coverage))
     assert np.abs(to_numpy(w1) - to_numpy(w0)).max() > 1e-3
-
-
-def test_step_matches_layer():
-    query, memory, coverage, mask = _data()
-    layer = _layer(query, memory)
-    want_c, want_w = layer(query, memory, memory_mask=mask, coverage=coverage)
-    got_c, got_w = steps.bahdanau_attend_step(layer, query, memory, memory_mask=mask,
-                                              coverage=coverage)
-    np.testing.assert_allclose(to_numpy(got_w), to_numpy(want_w), rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(to_numpy(got_c), to_numpy(want_c), rtol=1e-5, atol=1e-6)
 
 
 def test_bad_coverage_arguments():

@@ -1,5 +1,5 @@
 """The recurrent pieces (every backend): the GRU step and the scan they run on,
-EncoderGRU, the Bahdanau decoder's GRU step and steps.bahdanau_attend_step.
+EncoderGRU and the Bahdanau decoder's GRU step.
 
 Each equals the float64 NumPy reference (and Keras's own masked GRU / GRUCell) given the
 same weights; plus padding invariance, gradients that never reach the padding, compiled
@@ -13,10 +13,9 @@ from keras import ops
 
 from kerasattn import reference as R
 from kerasattn import steps
-from kerasattn.layers import BahdanauAttention, EncoderGRU
+from kerasattn.layers import EncoderGRU
 from kerasattn.models.attention_decoder import AttentionGRUDecoder
 from kerasattn.recurrence import gru_step, scan
-from kerasattn.steps import mask_bias
 
 ATOL = 1e-5
 rng = np.random.default_rng(3)
@@ -194,31 +193,6 @@ def test_encoder_gru_errors():
 
 
 # -- the Bahdanau decoder's step ----------------------------------------------------------
-@pytest.mark.parametrize("score", ["additive", "dot", "general"])
-def test_bahdanau_attend_step_equals_call(score):
-    memory = rng.normal(size=(B, S, U if score == "dot" else 7)).astype("float32")
-    query = rng.normal(size=(B, U)).astype("float32")
-    mask = MASK.copy()
-    mask[3, 0] = True  # no empty row: call and attend_step agree on those too, see below
-    layer = BahdanauAttention(4, score=score, dropout=0.5)
-    ctx, w = layer(query, memory, memory_mask=mask)
-    keys = layer.project_memory(memory) if score == "additive" else None
-    ctx2, w2 = steps.bahdanau_attend_step(layer, query, memory, memory_keys=keys,
-                                          memory_mask=mask)
-    np.testing.assert_allclose(to_numpy(ctx2), to_numpy(ctx), atol=ATOL)
-    np.testing.assert_allclose(to_numpy(w2), to_numpy(w), atol=ATOL)
-    # the mask as precomputed (bias, keep), the form the decoder's training loop uses
-    ctx4, w4 = steps.bahdanau_attend_step(layer, query, memory, memory_keys=keys,
-                                          memory_bias=mask_bias(mask, "float32"))
-    np.testing.assert_allclose(to_numpy(ctx4), to_numpy(ctx), atol=ATOL)
-    np.testing.assert_allclose(to_numpy(w4), to_numpy(w), atol=ATOL)
-    # training: the context sees dropped weights, the returned weights do not
-    ctx3, w3 = steps.bahdanau_attend_step(layer, query, memory, memory_keys=keys,
-                                          memory_mask=mask, training=True)
-    np.testing.assert_allclose(to_numpy(w3), to_numpy(w), atol=ATOL)
-    assert not np.allclose(to_numpy(ctx3), to_numpy(ctx), atol=1e-3)
-
-
 @pytest.mark.parametrize("attention", ["additive", "multihead"])
 def test_attention_gru_decoder_equals_the_keras_cell_loop(attention):
     """The decoder's own GRU step (input projection hoisted out of the loop) equals

@@ -37,8 +37,9 @@ __all__ = ["Settings", "add_run_options", "settings_from_args", "parse_lesson_ar
 # batching (kerasattn.training.recommended_training), and DEFAULT_MINUTES of training per
 # lesson, split evenly over the lesson's models (lesson 00 trains two, lesson 06 five).
 # Chosen so that a lesson ends within 5 minutes on a 2-core CPU, data, decoding and figures
-# included, also beside one other CPU-bound process (measured per backend: docs/lessons.md). Quick: a slice of the corpus and tiny models, for
-# the tests (seconds); quick numbers mean nothing about quality.
+# included, also beside one other CPU-bound process (measured per backend: docs/lessons.md).
+# Quick: a slice of the corpus and tiny models, for the tests (seconds); quick numbers mean
+# nothing about quality.
 DEFAULT_EPOCHS = 30
 DEFAULT_SIZES = dict(train=None, valid=300, test=None)  # None = the whole split
 DEFAULT_MINUTES = 4.0       # wall-clock training budget per lesson (split over its models)
