@@ -189,8 +189,8 @@ _RUN_OPTIONS = [
                           help=f"training pairs (default: all, quick {QUICK_SIZES['train']})")),
     ("--torch-threads", dict(metavar="auto|N",
                              help="torch backend: intra-op threads for training and decoding "
-                                  "(default: torch's own, one per core; auto = the cores "
-                                  "other processes leave idle, measured once)")),
+                                  "(default auto: the cores other processes leave idle, "
+                                  "counted once at the start; N: a fixed count)")),
     ("--mixed-precision", dict(nargs="?", const="auto", metavar="POLICY",
                                help="train with a Keras mixed-precision policy: "
                                     "mixed_float16 or mixed_bfloat16 (no value: float16 on "
@@ -264,6 +264,10 @@ def settings_from_args(args: argparse.Namespace, out: Path, n_models: int = 1,
             raise UsageError(f"--torch-threads must be 'auto' or an int >= 1; received "
                              f"{threads!r}")
         os.environ["KERASATTN_TORCH_THREADS"] = threads
+    elif not os.environ.get("KERASATTN_TORCH_THREADS"):
+        # default: the idle cores, counted once. torch's own default (one spin-waiting
+        # thread per core) fights any other busy process for the same cores.
+        os.environ["KERASATTN_TORCH_THREADS"] = "auto"
     epochs = args.epochs if args.epochs is not None else (
         QUICK_EPOCHS if args.quick else DEFAULT_EPOCHS)
     minutes = args.minutes if args.minutes is not None else (
