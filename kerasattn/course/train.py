@@ -52,8 +52,31 @@ def build(name: str, data: LessonData, quick: bool = False, **hparams):
     return build_model(name, len(data.src_vocab), len(data.tgt_vocab), **hp), hp
 
 
+def copy_weights_by_path(source, target) -> list[str]:
+    """Copy every weight of ``source`` into the weight of ``target`` with the same path
+    (``"attention_decoder/attention/W_q"``...) and shape.
+
+    A model built with an addition (``coverage=True``, ``scheduled_sampling=True``) has
+    every weight of the plain model plus its own: training it from the copy continues the
+    plain model's training with the addition switched on.
+
+    Returns:
+        The paths of ``target``'s weights that kept their initial values (no match).
+    """
+    have = {w.path: w for w in source.weights}
+    kept = []
+    for w in target.weights:
+        src = have.get(w.path)
+        if src is not None and tuple(src.shape) == tuple(w.shape):
+            w.assign(src.value)
+        else:
+            kept.append(w.path)
+    return kept
+
+
 def train_model(name: str, data: LessonData, settings: Settings, verbose: int | None = None,
-                model_kwargs: dict | None = None, **train_kwargs) -> Trained:
+                model_kwargs: dict | None = None, start_from=None,
+                **train_kwargs) -> Trained:
     """Build and train model ``name`` on ``data`` with the kit's training path.
 
     Args:
@@ -62,6 +85,10 @@ def train_model(name: str, data: LessonData, settings: Settings, verbose: int | 
         settings: epochs, batch size, seed, quick.
         verbose: Keras progress output (default: a progress bar per epoch, none when quick).
         model_kwargs: hyperparameter overrides for ``build_model``.
+        start_from: a trained model of the same architecture (maybe without the
+            additions of ``model_kwargs``): its weights are copied in
+            (:func:`copy_weights_by_path`) and training continues from them, with a fresh
+            optimizer.
         **train_kwargs: extra arguments of ``kerasattn.training.train`` (label smoothing,
             weight decay, warmup...).
 
@@ -81,6 +108,8 @@ def train_model(name: str, data: LessonData, settings: Settings, verbose: int | 
     if recipe is not None and not settings.quick:
         hparams = {**recipe.model_kwargs, **hparams}
     model, hp = build(name, data, quick=settings.quick, **hparams)
+    if start_from is not None:
+        copy_weights_by_path(start_from, model)
     if verbose is None:
         verbose = 0 if settings.quick else (1 if sys.stdout.isatty() else 2)
     kwargs = dict(epochs=settings.epochs, batch_size=settings.batch_size, seed=settings.seed,
