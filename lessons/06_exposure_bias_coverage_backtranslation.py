@@ -63,15 +63,15 @@ lesson = Lesson(6, "exposure bias, coverage and back-translation", settings)
 # ## The low-resource setting
 #
 # A tenth of the training split (at most 1,000 pairs) is the parallel data; the French
-# side of up to 2,000 other training pairs is the French-only text used by
-# back-translation. The vocabularies are those of the whole training split, so every model
-# reads and writes the same words. The models are scored on 300 test sentences spread over
-# all lengths (the full test split has the same length mix).
+# side of as many other training pairs is the French-only text used by back-translation
+# (one synthetic pair per real one). The vocabularies are those of the whole training
+# split, so every model reads and writes the same words. The models are scored on 300
+# test sentences spread over all lengths (the full test split has the same length mix).
 
 # %%
 data = lesson.data
 n_parallel = min(1000, len(data.train_pairs) // 10 or 1)
-n_mono = min(2000, len(data.train_pairs) - n_parallel)
+n_mono = min(n_parallel, len(data.train_pairs) - n_parallel)   # one synthetic pair per real one
 parallel, french_only = split_parallel_and_monolingual(data, n_parallel, n_mono)
 test = data.with_test_pairs(spread(data.test_pairs, 300))
 small = with_training_pairs(test, parallel, f"{len(parallel):,} parallel pairs")
@@ -266,7 +266,7 @@ lesson.figure(plots.cumulative_attention, "cumulative_attention.png",
 # real text, so the decoder's language model improves. Sennrich et al. report gains of 2.8
 # to 3.7 BLEU on WMT 2015 English-German and German-English. Below, all three steps on
 # this lesson's data; the base model's training then continues for the same time as its
-# plain continuation, on three times as many pairs.
+# plain continuation, on twice as many pairs.
 
 # %%
 import time
@@ -343,7 +343,7 @@ lesson.figure(plots.bleu_vs_length, "bleu_vs_length_backtranslation.png",
 # <details><summary>Answer</summary>
 #
 # A user has a fixed amount of compute: the question is whether the same time is better
-# spent on more, noisier pairs than on more passes over the clean ones. With three times as
+# spent on more, noisier pairs than on more passes over the clean ones. With twice as
 # many pairs, the back-translation model makes fewer passes over each, as its epoch count
 # shows.
 #

@@ -71,3 +71,12 @@ def test_errors(tmp_path, capsys):
 def test_committed_tables_are_current():
     """README.md and docs/lessons.md hold exactly what the committed records generate."""
     assert rt.main([str(ROOT / "docs" / "measured" / "lessons"), "--check"]) == 0
+
+
+def test_condition_is_printed_and_other_runs_are_left_out(tmp_path):
+    write(tmp_path / "torch/lesson_00",
+          rec("torch", 0, {"bahdanau": 90.0}, condition="beside one `yes > /dev/null`"))
+    write(tmp_path / "torch/lesson_06", rec("torch", 6, {"base, coverage": 40.0}))
+    rows = rt.load_rows(rt.find_results([tmp_path]))
+    assert [r["model"] for r in rows] == ["bahdanau"]     # lesson 06's runs are not models
+    assert "Condition: beside one `yes > /dev/null`." in rt.render(rows)

@@ -19,8 +19,10 @@ Usage (from the project root):
     python tools/results_table.py --check               # exit 1 if the docs are out of date
 
 Folders are searched recursively for ``results.json``. Runs in ``--quick`` mode are left out
-(their scores mean nothing) unless ``--include-quick``. When several runs give the same
-(model, backend), the most recently written file wins.
+(their scores mean nothing) unless ``--include-quick``, and so are runs that are not one of
+the seven models (lesson 06's continued trainings, on a tenth of the data). When several
+runs give the same (model, backend), the most recently written file wins. A record may
+carry a ``"condition"`` (what else the machine was running), printed under the table.
 
 The script imports no keras (only ``kerasattn._env``), so it runs without a backend installed.
 """
@@ -91,7 +93,7 @@ def load_rows(files: list[Path], include_quick: bool = False) -> list[dict]:
         lesson = rec.get("lesson")
         for name, m in rec["models"].items():
             backend = m.get("backend") or rec.get("backend")
-            if backend is None or m.get("bleu") is None:
+            if backend is None or m.get("bleu") is None or name not in MODEL_ORDER:
                 continue
             command = rec.get("command") or (
                 f"kerasattn --backend {backend} lesson {lesson}" if lesson is not None else "")
@@ -102,7 +104,7 @@ def load_rows(files: list[Path], include_quick: bool = False) -> list[dict]:
                 tokens_per_second=m.get("tokens_per_second"),
                 wall_seconds=rec.get("wall_seconds"), command=command,
                 machine=rec.get("machine"), settings=settings, n_test=m.get("n_test"),
-                path=f)
+                condition=rec.get("condition"), path=f)
 
     def key(r):
         m = MODEL_ORDER.index(r["model"]) if r["model"] in MODEL_ORDER else len(MODEL_ORDER)
@@ -164,6 +166,9 @@ def render(rows: list[dict], machine: str | None = None) -> str:
     test = f" ({' or '.join(f'{n:,}' for n in n_test)} sentences)" if n_test else ""
     out = ["", *lines, ""]
     out.append(f"Machine: {'; '.join(m for m in machines if m) or 'not recorded'}.")
+    conditions = sorted({r["condition"] for r in rows if r.get("condition")})
+    if conditions:
+        out.append(f"Condition: {'; '.join(conditions)}.")
     out.append(f"Settings: {'; '.join(settings)}.")
     out.append("Command: `kerasattn --backend B lesson N` (B = tensorflow, jax or torch, N = "
                "the lesson), one run per row. Test BLEU: sacrebleu corpus BLEU of greedy "

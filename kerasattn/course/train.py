@@ -63,12 +63,16 @@ def copy_weights_by_path(source, target) -> list[str]:
     Returns:
         The paths of ``target``'s weights that kept their initial values (no match).
     """
+    from keras import ops
+
     have = {w.path: w for w in source.weights}
     kept = []
     for w in target.weights:
         src = have.get(w.path)
         if src is not None and tuple(src.shape) == tuple(w.shape):
-            w.assign(src.value)
+            # a copy, not the same buffer: JAX's compiled training step donates (frees)
+            # the buffers of the weights it updates, which would delete the source's too
+            w.assign(ops.convert_to_numpy(src.value))
         else:
             kept.append(w.path)
     return kept
