@@ -152,3 +152,110 @@ def test_japanese_heatmap_without_a_cjk_font_warns_and_still_draws(tmp_path, mon
     # the smallest panel (2.6 inches) + 0.8 for the colour bar, + 0.1, at 100 dpi
     assert png_size(tmp_path / "ja.png") == (340, 270)
     assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["猫", "が", "寝る"]
+
+
+# ---------------------------------------------------------------------------------------
+# Every figure's text lies inside it
+# ---------------------------------------------------------------------------------------
+LONG_TITLE = ("a long title that says what the figure shows, which model, which sentence and "
+              "which layer, far wider than any narrow figure: it must wrap, not run off the "
+              "edges")
+LONG_SRC = [f"{w}{i}" for i, w in enumerate(
+    ["▁internationalisation", "▁responsibilities", "▁a", "▁extraordinarily", "ing", "."]
+    * 4)]                                                               # 24 source tokens
+LONG_TGT = [f"{w}{i}" for i, w in enumerate(
+    ["▁responsabilités", "▁internationales", "▁extraordinairement", "▁de", "s"] * 4)] + \
+    ["<eos>"]                                                            # 21 target tokens
+
+
+def drawn_texts(fig, monkeypatch) -> list:
+    """Every text artist a draw of ``fig`` paints (visible and not empty), found by
+    watching ``Text.draw`` during ``fig.canvas.draw()``."""
+    from matplotlib.text import Text
+
+    drawn, draw = [], Text.draw
+
+    def spy(self, renderer):
+        if self.get_visible() and self.get_text().strip():
+            drawn.append(self)
+        return draw(self, renderer)
+
+    with monkeypatch.context() as m:
+        m.setattr(Text, "draw", spy)
+        fig.canvas.draw()
+    return drawn
+
+
+def assert_text_inside(fig, monkeypatch, min_texts: int = 1) -> None:
+    texts = drawn_texts(fig, monkeypatch)
+    assert len(texts) >= min_texts
+    renderer = fig.canvas.get_renderer()
+    outside = []
+    for text in texts:
+        box = text.get_window_extent(renderer)
+        if (box.x0 < fig.bbox.x0 - 0.01 or box.y0 < fig.bbox.y0 - 0.01
+                or box.x1 > fig.bbox.x1 + 0.01 or box.y1 > fig.bbox.y1 + 0.01):
+            outside.append((text.get_text(), box.bounds))
+    assert not outside, f"text outside the figure {fig.bbox.bounds}: {outside}"
+
+
+def _weights(heads, n_q=len(LONG_TGT), n_k=len(LONG_SRC)):
+    return np.random.default_rng(0).dirichlet(np.ones(n_k), size=(heads, n_q))
+
+
+FIT_CASES = {
+    "heatmap, one head": lambda path: plots.attention_heatmap(
+        _weights(1), LONG_SRC, LONG_TGT, path, title=LONG_TITLE),
+    "heatmap, four heads": lambda path: plots.attention_heatmap(
+        _weights(4), LONG_SRC, LONG_TGT, path, title=LONG_TITLE),
+    "heatmap, small and annotated": lambda path: plots.attention_heatmap(
+        _weights(1, 3, 4), ["▁the", "▁extraordinarily", "▁long", "."],
+        ["▁la", "▁extraordinairement", "<eos>"], path, title=LONG_TITLE),
+    "self-attention heads": lambda path: plots.self_attention_heads(
+        _weights(4, len(LONG_SRC)), LONG_SRC, path, title=LONG_TITLE, focus=3),
+    "bleu vs length": lambda path: plots.bleu_vs_length(
+        {"bahdanau_multihead (attention, beam 4)": {"1-10": 30.0, "11-20": 20.0, "21+": 9.0},
+         "seq2seq (fixed context vector)": {"1-10": 25.0, "11-20": 10.0, "21+": 2.0}},
+        path, title=LONG_TITLE, counts=[120, 80, 7]),
+    "training curves": lambda path: plots.training_curves(
+        {"transformer_decoder_on_gru": {"loss": [3.0, 2.0], "val_loss": [3.2, 2.5]}}, path,
+        title=LONG_TITLE),
+    "positional encoding": lambda path: plots.positional_encoding_figure(
+        np.sin(np.arange(40)[:, None] / (1 + np.arange(16)[None])), path, title=LONG_TITLE),
+    "causal mask": lambda path: plots.causal_mask_figure(
+        np.tril(np.ones((4, 4), bool)), ["<bos>", "▁extraordinairement", "▁de", "s"], path,
+        title=LONG_TITLE),
+    "evolution table": lambda path: plots.evolution_table_figure(
+        [dict(model="transformer_decoder_on_gru", params=123456, train_seconds=12.5,
+              bleu=12.0)], path, title=LONG_TITLE),
+    **{f"architecture {name}": (lambda path, name=name: plots.architecture_diagram(name, path))
+       for name in sorted(plots.ARCHITECTURES)},
+}
+
+
+@pytest.mark.parametrize("case", sorted(FIT_CASES))
+def test_every_text_of_a_figure_lies_inside_it(case, tmp_path, monkeypatch):
+    """Long titles, 20+ long subword tokens: drawn with matplotlib's renderer, every text
+    artist's window extent lies inside the figure; titles wrap (not shrink below 6 pt);
+    the saved PNG is the figure's size."""
+    fig = FIT_CASES[case](tmp_path / "f.png")
+    assert_text_inside(fig, monkeypatch, min_texts=3)
+    assert png_size(tmp_path / "f.png") == expected_pixels(fig)
+    titles = [t for t in [fig._suptitle, *(ax.title for ax in fig.axes)]
+              if t is not None and t.get_text().startswith("a long title")]
+    if "architecture" not in case:
+        (title,) = titles
+        assert title.get_fontsize() >= 6
+        if fig.get_size_inches()[0] < 12:      # too narrow for the title on one line
+            assert "\n" in title.get_text()
+        assert " ".join(title.get_text().split()) == LONG_TITLE   # wrapped at spaces only
+
+
+def test_heatmap_grows_with_the_tokens_and_keeps_a_small_map_as_it_was():
+    small = plots.attention_heatmap(_weights(1, 6, 5), SRC, TGT, title="one map")
+    big = plots.attention_heatmap(_weights(1), LONG_SRC, LONG_TGT, title="one map")
+    assert tuple(small.get_size_inches()) == pytest.approx((4.1, 3.8))   # as sized
+    width, height = big.get_size_inches()
+    assert width > 7.0 and height > 7.0          # a 7-inch panel, + room for long labels
+    (ax,) = [a for a in big.axes if a.images]
+    assert [t.get_text() for t in ax.get_xticklabels()] == LONG_SRC    # whole, not cut

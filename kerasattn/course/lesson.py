@@ -41,6 +41,8 @@ class Lesson:
         self.results: dict[str, dict] = {}
         self.histories: dict[str, dict] = {}
         self._data = None
+        self._last_trained: Trained | None = None
+        self._pictured: dict[tuple, object] = {}
         self._start = time.perf_counter()
         from kerasattn.backend_utils import compute_device
 
@@ -89,6 +91,8 @@ class Lesson:
                         **train_kwargs)
         t.name = label
         self.histories[label] = t.history
+        if data is None or data.src_vocab is self.data.src_vocab:
+            self._last_trained = t     # the model example_sentence asks by default
         if t.recipe is not None:
             print(t.recipe.describe() + (" (quick mode: tiny model, 1 epoch)"
                                          if self.settings.quick else ""), flush=True)
@@ -182,30 +186,98 @@ class Lesson:
         self.figures.append(path)
         return path
 
-    def example_sentence(self, min_len: int = 6, max_len: int = 12) -> tuple[str, str]:
-        """A test pair of medium length with a reordering (adjective after noun) if any."""
-        from kerasattn.inference import tokens_of
+    def example_sentence(self, min_len: int = 6, max_len: int = 12,
+                         trained: Trained | None = None) -> tuple[str, str]:
+        """The test pair the lesson's figures picture: ``(source, reference)``.
 
+        Built-in corpus: the first test pair of ``min_len`` to ``max_len`` words. Real
+        corpus (``--data``): the choice of :meth:`pictured` for ``trained`` (default: the
+        model this lesson trained last), a source of ``min_len`` to ``max_len`` tokens with
+        no unknown token whose translation has no ``<unk>`` and the highest sentence BLEU.
+
+        Args:
+            min_len, max_len: the source length range (words, or the tokenizer's tokens).
+            trained: the model whose translations decide on a real corpus.
+        """
         d = self.data
-        pairs = d.test_pairs
         if d.real:
-            # a real test sentence short enough to read on a heatmap, in source tokens
-            n = {p: len(tokens_of(d.src_vocab, p[0])) for p in pairs}
-            mid = sorted((p for p in pairs if min_len <= n[p] <= max_len),
-                         key=lambda p: (abs(n[p] - (min_len + max_len) // 2), p)) or \
-                sorted(pairs, key=lambda p: n[p])
-            return mid[0]
+            p = self.pictured(trained, min_len=min_len, max_len=max_len)
+            return p.source, p.reference
+        pairs = d.test_pairs
         mid = [p for p in pairs if min_len <= len(p[0].split()) <= max_len] or pairs
         return mid[0]
 
+    def pictured(self, trained: Trained | None = None, min_len: int = 6, max_len: int = 12):
+        """The real-corpus test sentence the figures of ``trained`` picture, and why.
+
+        The rule is :func:`kerasattn.course.pictured.choose_pictured`'s: up to 64 test
+        sources of ``min_len`` to ``max_len`` tokens with no unknown token (the nearest
+        lengths when none has such a length), translated in one batch by ``trained``;
+        among those whose translation has no ``<unk>`` and is not one token repeated, the
+        one with the highest sentence BLEU against the source's references, ties to the
+        most concentrated attention. The choice is printed once and kept for the figures
+        and the explorer.
+
+        Args:
+            trained: the model (default: the one this lesson trained last; with none, the
+                choice looks at the sources alone).
+            min_len, max_len: the source length range, in tokens.
+
+        Returns:
+            A :class:`kerasattn.course.pictured.Pictured`.
+        """
+        from kerasattn.course.pictured import choose_pictured
+        from kerasattn.inference import output_cap
+
+        trained = trained or self._last_trained
+        key = (None if trained is None else id(trained.model), min_len, max_len)
+        if key in self._pictured:
+            return self._pictured[key]
+        d = self.data
+        decode = None
+        if trained is not None:
+            translator = self.translator(trained)
+
+            def decode(sources):
+                # one output cap for all: the candidates decode as one batch
+                cap = self.settings.decode_defaults.get("max_length") or output_cap(
+                    max(len(d.src_vocab.encode(s)) for s in sources))
+                return translator.decode(sources, normalized=True, detokenized=False,
+                                         attention=True, max_length=cap,
+                                         batch_size=len(sources))
+
+        p = choose_pictured(d.test_pairs, d.src_vocab, decode, min_len=min_len,
+                            max_len=max_len, tokenize=d.bleu_tokenize)
+        print(p.describe(), flush=True)
+        self._pictured[key] = p
+        return p
+
     def attention_figure(self, trained: Trained, fname: str, sentence: str | None = None,
                          kind: str = "cross", layer: int = -1, title: str | None = None):
-        """Heatmap of the attention ``trained`` uses when translating ``sentence``."""
+        """Heatmap of the attention ``trained`` uses when translating ``sentence``.
+
+        Args:
+            trained: the model.
+            fname: the PNG's file name in the lesson's output folder.
+            sentence: the source to translate (default: :meth:`example_sentence` of
+                ``trained``).
+            kind: ``"cross"`` (over the source) or ``"self"`` (over the earlier outputs).
+            layer: the decoder layer (-1: the last).
+            title: the figure's title (default: the model and the kind).
+
+        Returns:
+            The Figure, or None when ``trained`` has no attention of that kind.
+        """
         from kerasattn import plots
 
         if sentence is None:
-            sentence = self.example_sentence()[0]
-        t = self.translator(trained).decode([sentence], attention=True)[0]
+            sentence = self.example_sentence(trained=trained)[0]
+        # the translation :meth:`pictured` chose this sentence by, when it is one
+        t = next((p.translation for (model, _, _), p in self._pictured.items()
+                  if model == id(trained.model) and p.source == sentence
+                  and p.translation is not None), None)
+        if t is None:
+            t = self.translator(trained).decode([sentence], attention=True)[0]
         w = t.attention_map(kind, layer)                         # (h, T_out, K)
         if w is None:
             print(f"{trained.name} has no {kind}-attention to draw")
@@ -224,7 +296,7 @@ class Lesson:
         from kerasattn.explore import collect, render
 
         if sentence is None:
-            sentence = self.example_sentence()[0]
+            sentence = self.example_sentence(trained=trained)[0]
         page = render(collect(self.translator(trained), sentence, beam=beam))
         path = page.save(self._path(fname))
         print(f"attention explorer: {path} ({len(page) / 1000:.0f} kB; open it in a browser)")

@@ -7,12 +7,27 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from kerasattn.plots._base import DEFAULT_DPI, _new_figure, label_font, save_figure
+from kerasattn.plots._base import DEFAULT_DPI, _finish, _is_cjk, _new_figure, label_font
 
 
 # ---------------------------------------------------------------------------------------
 # Attention heatmaps
 # ---------------------------------------------------------------------------------------
+def _tick_fontsize(panel_size: float, n_tokens: int) -> float:
+    """Tick-label font size (points): 8, smaller when many tokens share a panel side (no
+    less than 5), so neighbouring labels do not overlap."""
+    return float(np.clip(0.8 * 72.0 * (panel_size - 1.2) / max(n_tokens, 1), 5.0, 8.0))
+
+
+def _label_excess(tokens: Sequence[str], fontsize: float) -> float:
+    """Inches by which the longest token label passes 0.9 inch (what a panel's margin
+    holds, about 13 characters at 8 points), estimated at 0.62 em per character (1 em for
+    a CJK character)."""
+    ems = max((sum(1.0 if _is_cjk(ch) else 0.62 for ch in str(t)) for t in tokens),
+              default=0.0)
+    return max(0.0, ems * fontsize / 72.0 - 0.9)
+
+
 def attention_heatmap(weights, src_tokens: Sequence[str], tgt_tokens: Sequence[str],
                       path=None, title: str | None = None, max_cols: int = 4,
                       panel_size: float | None = None, dpi: int = DEFAULT_DPI,
@@ -56,8 +71,13 @@ def attention_heatmap(weights, src_tokens: Sequence[str], tgt_tokens: Sequence[s
     rows = int(np.ceil(heads / cols))
     if panel_size is None:
         panel_size = float(np.clip(0.35 * max(n_q, n_k) + 1.2, 2.6, 7.0))
-    fig = _new_figure((cols * panel_size + 0.8, rows * panel_size + (0.5 if title else 0.1)),
-                      dpi)
+    fontsize = _tick_fontsize(panel_size, max(n_q, n_k))
+    # room for tick labels longer than the panel's margin holds: source
+    # labels stand upright below each row of panels, target labels beside each panel
+    extra_w = cols * _label_excess(tgt_tokens, fontsize)
+    extra_h = rows * _label_excess(src_tokens, fontsize)
+    fig = _new_figure((cols * panel_size + 0.8 + extra_w,
+                       rows * panel_size + (0.5 if title else 0.1) + extra_h), dpi)
     if annotate is None:
         annotate = n_q * n_k <= 100 and heads <= 2
     axes = fig.subplots(rows, cols, squeeze=False)
@@ -67,8 +87,9 @@ def attention_heatmap(weights, src_tokens: Sequence[str], tgt_tokens: Sequence[s
             ax.set_axis_off()
             continue
         image = ax.imshow(w[i], cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto")
-        ax.set_xticks(range(n_k), src_tokens, rotation=90, fontsize=8, **label_font(src_tokens))
-        ax.set_yticks(range(n_q), tgt_tokens, fontsize=8, **label_font(tgt_tokens))
+        ax.set_xticks(range(n_k), src_tokens, rotation=90, fontsize=fontsize,
+                      **label_font(src_tokens))
+        ax.set_yticks(range(n_q), tgt_tokens, fontsize=fontsize, **label_font(tgt_tokens))
         if heads > 1:
             ax.set_title(f"head {i + 1}", fontsize=9)
         if i % cols == 0:
@@ -83,8 +104,7 @@ def attention_heatmap(weights, src_tokens: Sequence[str], tgt_tokens: Sequence[s
         fig.colorbar(image, ax=axes, shrink=0.8, label="attention weight")
     if title:
         fig.suptitle(title)
-    save_figure(fig, path)
-    return fig
+    return _finish(fig, path)
 
 
 def self_attention_heads(weights, tokens: Sequence[str], path=None, title: str | None = None,
@@ -143,8 +163,10 @@ def self_attention_heads(weights, tokens: Sequence[str], path=None, title: str |
     rows = int(np.ceil(heads / cols))
     if panel_size is None:
         panel_size = float(np.clip(0.3 * n + 1.2, 2.6, 6.0))
-    fig = _new_figure((cols * panel_size + 0.8, rows * panel_size + (0.5 if title else 0.1)),
-                      dpi)
+    fontsize = _tick_fontsize(panel_size, n)
+    excess = _label_excess(tokens, fontsize)
+    fig = _new_figure((cols * (panel_size + excess) + 0.8,
+                       rows * (panel_size + excess) + (0.5 if title else 0.1)), dpi)
     axes = fig.subplots(rows, cols, squeeze=False)
     image = None
     for i, ax in enumerate(axes.flat):
@@ -152,8 +174,8 @@ def self_attention_heads(weights, tokens: Sequence[str], path=None, title: str |
             ax.set_axis_off()
             continue
         image = ax.imshow(w[i], cmap="viridis", vmin=0.0, vmax=vmax, aspect="auto")
-        ax.set_xticks(range(n), tokens, rotation=90, fontsize=8, **label_font(tokens))
-        ax.set_yticks(range(n), tokens, fontsize=8, **label_font(tokens))
+        ax.set_xticks(range(n), tokens, rotation=90, fontsize=fontsize, **label_font(tokens))
+        ax.set_yticks(range(n), tokens, fontsize=fontsize, **label_font(tokens))
         ax.set_title(f"head {i + 1}", fontsize=9)
         if i % cols == 0:
             ax.set_ylabel("query (word being encoded)")
@@ -169,8 +191,7 @@ def self_attention_heads(weights, tokens: Sequence[str], path=None, title: str |
         fig.colorbar(image, ax=axes, shrink=0.8, label="attention weight")
     if title:
         fig.suptitle(title)
-    save_figure(fig, path)
-    return fig
+    return _finish(fig, path)
 
 
 # ---------------------------------------------------------------------------------------
@@ -217,8 +238,7 @@ def positional_encoding_figure(pe, path=None, title: str | None = None,
     ax_lines.set_title("columns as functions of position", fontsize=10)
     if title:
         fig.suptitle(title)
-    save_figure(fig, path)
-    return fig
+    return _finish(fig, path)
 
 
 def causal_mask_figure(mask, tokens: Sequence[str] | None = None, path=None,
@@ -258,7 +278,10 @@ def causal_mask_figure(mask, tokens: Sequence[str] | None = None, path=None,
         for j in range(n_k):
             ax.text(j, i, "1" if m[i, j] else "0\n(-inf)", ha="center", va="center",
                     fontsize=10 if m[i, j] else 8, color="black" if m[i, j] else "dimgray")
-    ax.set_xticks(range(n_k), k_labels, **label_font(k_labels))
+    # labels wider than a column stand upright so that neighbours do not overlap
+    upright = max(len(str(label)) for label in k_labels) > 6
+    ax.set_xticks(range(n_k), k_labels, rotation=90 if upright else 0,
+                  **label_font(k_labels))
     ax.set_yticks(range(n_q), q_labels, **label_font(q_labels))
     ax.set_xlabel("key j (attended to)")
     ax.set_ylabel("query i (being computed)")
@@ -266,5 +289,4 @@ def causal_mask_figure(mask, tokens: Sequence[str] | None = None, path=None,
     ax.xaxis.tick_top()
     if title:
         ax.set_title(title, fontsize=9, pad=28)
-    save_figure(fig, path)
-    return fig
+    return _finish(fig, path)

@@ -6,7 +6,7 @@ from typing import Mapping, Sequence
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from kerasattn.plots._base import DEFAULT_DPI, _new_figure, save_figure
+from kerasattn.plots._base import DEFAULT_DPI, _finish, _new_figure
 
 
 # ---------------------------------------------------------------------------------------
@@ -52,8 +52,7 @@ def training_curves(histories: Mapping[str, Mapping[str, Sequence[float]]], path
     ax_train.legend(fontsize=8)
     if title:
         fig.suptitle(title)
-    save_figure(fig, path)
-    return fig
+    return _finish(fig, path)
 
 
 def _as_pairs(values) -> tuple[list, list[float]]:
@@ -110,5 +109,4 @@ def bleu_vs_length(results: Mapping[str, object], path=None,
     ax.legend()
     if title:
         ax.set_title(title, fontsize=10)
-    save_figure(fig, path)
-    return fig
+    return _finish(fig, path)

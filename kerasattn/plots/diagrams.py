@@ -6,7 +6,7 @@ from typing import Mapping, Sequence
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
-from kerasattn.plots._base import DEFAULT_DPI, _new_figure, save_figure
+from kerasattn.plots._base import DEFAULT_DPI, _finish, _new_figure
 
 # ---------------------------------------------------------------------------------------
 # Architecture diagrams
@@ -176,8 +176,7 @@ def architecture_diagram(name: str, path=None, figsize=(9.0, 6.0),
         ax.text(tx, (y0 + y1) / 2, text, ha="right" if side == "enc" else "left",
                 va="center", fontsize=9, color="gray")
     ax.set_title(spec["title"], fontsize=11)
-    save_figure(fig, path)
-    return fig
+    return _finish(fig, path)
 
 
 # ---------------------------------------------------------------------------------------
@@ -260,5 +259,4 @@ def evolution_table_figure(rows: Sequence[Mapping], path=None,
             cell.set_text_props(ha="left")
     if title:
         ax.set_title(title, fontsize=11)
-    save_figure(fig, path)
-    return fig
+    return _finish(fig, path)
