@@ -156,9 +156,13 @@ lesson.curves([base.name, sampled.name], "curves_scheduled_sampling.png",
 
 # %% [markdown]
 # What to look for: the "drop" column is exposure bias in numbers, the accuracy a model
-# loses after one wrong input word. Scheduled sampling trades a little accuracy on clean
-# prefixes (it trained on fewer of them) for a smaller drop. How large the trade is depends
-# on how far training got: print both columns for your run before concluding.
+# loses after one wrong input word; it is there in both rows. Scheduled sampling aims at a
+# smaller drop, at some cost in accuracy on clean prefixes (it trained on fewer of them).
+# Within one short share of training the two rows often differ by less than a point
+# either way (docs/lessons.md lists the runs on each backend): the model's own
+# predictions are right most of the time, so sampling them shows it few mistakes to
+# recover from. A claim that scheduled sampling helps needs more than one run's
+# difference of that size.
 
 # %% [markdown]
 # ## Repetition, dropped words and coverage
@@ -298,6 +302,14 @@ lesson.figure(plots.bleu_vs_length, "bleu_vs_length_backtranslation.png",
               {name: [(b["label"], b["bleu"]) for b in r["by_length"]]
                for name, r in ((base.name, r_base), (bt.name, r_bt))},
               counts=[b["n"] for b in r_base["by_length"]])
+
+# %% [markdown]
+# What to look for: back-translation buys real French at the price of noisy English, and
+# of fewer passes over the clean pairs in the same time (compare the epochs column). When
+# the continuation fits several passes over the larger set, the real targets win and BLEU
+# rises; when it fits only two or three (a slower backend, a busier machine), the noise
+# can cost more than the new French brings (docs/lessons.md lists the runs on each
+# backend). A larger `--minutes` fits more passes: compare for yourself.
 
 # %% [markdown]
 # ## Check your understanding

@@ -134,6 +134,11 @@ def describe_settings(settings: dict) -> str:
     return ", ".join(parts)
 
 
+def _group(row: dict) -> tuple[str, str]:
+    """(settings sentence, condition) of a row: rows that share both were measured alike."""
+    return describe_settings(row["settings"]), row.get("condition") or "nothing else running"
+
+
 def render(rows: list[dict], machine: str | None = None) -> str:
     """The Markdown table and the lines that say where and how it was measured."""
     if not rows:
@@ -145,6 +150,10 @@ def render(rows: list[dict], machine: str | None = None) -> str:
              "|:---|---:|:---|---:|---:|---:|---:|---:|---:|"]
     marks = ("\u2020", "\u2021", "\u00a7", "\u00b6")  # dagger, double dagger, section, pilcrow
     commands: dict[str, str] = {}
+    # runs made with different settings or under different conditions: one letter each
+    groups = sorted({_group(r) for r in rows})
+    letters = {g: f" ({chr(ord('a') + i)})" for i, g in enumerate(groups)} \
+        if len(groups) > 1 else {g: "" for g in groups}
     for r in rows:
         mark = ""
         default = f"kerasattn --backend {r['backend']} lesson {r['lesson']}"
@@ -156,20 +165,19 @@ def render(rows: list[dict], machine: str | None = None) -> str:
         lesson = "-" if r["lesson"] is None else f"{int(r['lesson']):02d}"
         em = None if r["exact_match"] is None else 100 * r["exact_match"]
         lines.append(
-            f"| `{r['model']}` | {lesson} | {r['backend']}{mark} | {_num(r['bleu'], '.1f')} | "
+            f"| `{r['model']}` | {lesson} | {r['backend']}{mark}{letters[_group(r)]} | "
+            f"{_num(r['bleu'], '.1f')} | "
             f"{_num(em, '.1f')}% | {_num(r['epochs'], 'd')} | "
             f"{_num(r['train_seconds'], '.0f')} | {_num(r['tokens_per_second'], ',.0f')} | "
             f"{_num(r['wall_seconds'], '.0f')} |")
     machines = sorted({r["machine"] for r in rows if r["machine"]}) or [machine]
-    settings = sorted({describe_settings(r["settings"]) for r in rows})
     n_test = sorted({r["n_test"] for r in rows if r["n_test"]})
     test = f" ({' or '.join(f'{n:,}' for n in n_test)} sentences)" if n_test else ""
     out = ["", *lines, ""]
     out.append(f"Machine: {'; '.join(m for m in machines if m) or 'not recorded'}.")
-    conditions = sorted({r["condition"] for r in rows if r.get("condition")})
-    if conditions:
-        out.append(f"Condition: {'; '.join(conditions)}.")
-    out.append(f"Settings: {'; '.join(settings)}.")
+    for g in groups:
+        label = f"Runs{letters[g]}: " if letters[g] else ""
+        out.append(f"{label}Settings: {g[0]}. Condition: {g[1]}.")
     out.append("Command: `kerasattn --backend B lesson N` (B = tensorflow, jax or torch, N = "
                "the lesson), one run per row. Test BLEU: sacrebleu corpus BLEU of greedy "
                f"decoding on the whole test split{test}; tokens/s: target tokens per second "

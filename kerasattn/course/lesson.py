@@ -74,7 +74,8 @@ class Lesson:
 
     # -- training and scoring ------------------------------------------------------------
     def train(self, name: str, model_kwargs: dict | None = None, label: str | None = None,
-              data: LessonData | None = None, **train_kwargs) -> Trained:
+              data: LessonData | None = None, start_from: Trained | None = None,
+              budget_share: float = 1.0, **train_kwargs) -> Trained:
         """Build and train model ``name``; print the time and parameter count.
 
         Args:
@@ -83,11 +84,21 @@ class Lesson:
             label: what the lesson calls this run in its tables and figures (default
                 ``name``).
             data: train on this instead of the lesson's data (same test split).
+            start_from: continue from this trained model's weights
+                (:func:`kerasattn.course.train.train_model`).
+            budget_share: this run's wall-clock budget in units of the per-model budget
+                (``settings.minutes``).
             **train_kwargs: passed to :func:`kerasattn.training.train`.
         """
+        import dataclasses
+
         label = label or name
         heading(f"training {label}")
-        t = train_model(name, data or self.data, self.settings, model_kwargs=model_kwargs,
+        settings = self.settings
+        if budget_share != 1.0 and settings.minutes:
+            settings = dataclasses.replace(settings, minutes=settings.minutes * budget_share)
+        t = train_model(name, data or self.data, settings, model_kwargs=model_kwargs,
+                        start_from=None if start_from is None else start_from.model,
                         **train_kwargs)
         t.name = label
         self.histories[label] = t.history

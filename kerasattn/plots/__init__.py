@@ -19,6 +19,7 @@ from kerasattn.plots.attention import (
     positional_encoding_figure,
     self_attention_heads,
 )
+from kerasattn.plots.coverage import cumulative_attention
 from kerasattn.plots.curves import bleu_vs_length, training_curves
 from kerasattn.plots.diagrams import (
     ARCHITECTURES,
@@ -30,7 +31,8 @@ from kerasattn.plots.diagrams import (
 __all__ = [
     "DEFAULT_DPI", "save_figure", "attention_heatmap", "self_attention_heads",
     "positional_encoding_figure",
-    "causal_mask_figure", "training_curves", "bleu_vs_length", "architecture_diagram",
+    "causal_mask_figure", "cumulative_attention", "training_curves", "bleu_vs_length",
+    "architecture_diagram",
     "ARCHITECTURES", "evolution_table_figure", "evolution_table_markdown",
     "CJK_FONTS", "cjk_font", "label_font",
 ]
