@@ -182,9 +182,13 @@ def test_a_corpus_of_short_sentences_falls_back_and_says_so(tmp_path, no_compile
     data = write_corpus(tmp_path / "short.txt", 300, lengths=range(2, 5))
     lesson = Lesson(0, "short", Settings(data=str(data), out=tmp_path / "out",
                                          tokenizer="word"))
-    source, _ = lesson.example_sentence(trained=untrained(lesson))
+    trained = untrained(lesson)
+    source, _ = lesson.example_sentence(trained=trained)
     assert all(w in lesson.data.src_vocab for w in source.split())
-    assert len(source.split()) == 4                   # the nearest length to 6-12
+    p = lesson.pictured(trained)
+    # the candidates are the nearest lengths to 6-12 (enough of them for 8 sources)
+    assert p.lengths[1] == 4 and p.lengths[0] <= len(source.split()) <= 4
+    assert p.candidates >= 8
     assert "note: no test source of 6-12 tokens" in capsys.readouterr().out
 
 
