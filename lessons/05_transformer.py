@@ -111,7 +111,7 @@ lesson.samples(model)
 # are no longer new at test time. At inference $k = 0$.
 #
 # It is a trade-off, not a free gain. Measured once per backend (TensorFlow / JAX / torch;
-# docs/lessons.md): without the shift on an idle machine with a 4.25-minute budget and a
+# docs/lessons.md): without the shift with nothing else running, a 4.25-minute budget and a
 # peak learning rate of 1e-3; with it, this lesson's recorded runs (the README's table,
 # beside another busy process):
 #

@@ -360,6 +360,20 @@ lesson.figure(plots.bleu_vs_length, "bleu_vs_length_backtranslation.png",
 # shows.
 #
 # </details>
+#
+# **5.** In `cumulative_attention.png` one source word of the plain model has a bar far above
+# 1 (20 or more) and the last words have bars near 0. What did the decoder do, and how does
+# the coverage term $w_c\, \mathrm{cov}_{tj}$ in the score let a trained model avoid it?
+#
+# <details><summary>Answer</summary>
+#
+# It attended to the same word at step after step and wrote its translation again and
+# again ("vieille vieille vieille ..."), so the words after it never received attention and
+# were dropped. With coverage, the score of word $j$ sees how much attention $j$ has already
+# received; training (and the coverage loss $\min(\alpha_{tj}, \mathrm{cov}_{tj})$) teaches
+# $w_c$ to lower the score of covered words, so the attention moves on.
+#
+# </details>
 
 # %% [markdown]
 # ## Next: your exercises

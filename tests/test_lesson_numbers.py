@@ -1192,7 +1192,7 @@ ALLOWED: list[Allowed] = [
       "lesson 06's three runs, as they printed them; their records are "
       "docs/measured/lessons/<backend>/lesson_06/results.json (no claims table: "
       "NOT_COVERED)"),
-    A(L5, "on an idle machine with a 4.25-minute budget and a peak learning rate of 1e-3",
+    A(L5, "with nothing else running, a 4.25-minute budget and a peak learning rate of 1e-3",
       "the conditions of the runs without the shift, " + ONCE),
     A(DOCS, "reaches a validation token accuracy of 98 % after 3 epochs, against 29 % at "
       "1e-3", ONCE),

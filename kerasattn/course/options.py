@@ -35,7 +35,7 @@ __all__ = ["Settings", "add_run_options", "settings_from_args", "parse_lesson_ar
 # Default: the full built-in corpus (10,000 training pairs), the whole test split, at most
 # DEFAULT_EPOCHS epochs with early stopping, each model's recommended learning rate and
 # batching (kerasattn.training.recommended_training), and DEFAULT_MINUTES of training per
-# lesson, split evenly over the lesson's models (lesson 00 trains two, lesson 06 five).
+# lesson, split evenly over the lesson's models (lesson 00 trains two; lesson 06 sets its own).
 # Chosen so that a lesson ends within 5 minutes on a 2-core CPU, data, decoding and figures
 # included, also beside one other CPU-bound process (measured per backend: docs/lessons.md).
 # Quick: a slice of the corpus and tiny models, for the tests (seconds); quick numbers mean
