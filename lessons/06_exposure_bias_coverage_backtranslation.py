@@ -276,8 +276,9 @@ lesson.figure(plots.cumulative_attention, "cumulative_attention.png",
 import time
 
 reverse = reversed_data(test, parallel, f"{len(parallel):,} parallel pairs, French to English")
-backward = lesson.train("bahdanau", label="French to English", data=reverse,
-                        budget_share=2)
+backward = lesson.train("bahdanau", data=reverse, budget_share=2,
+                        label="French to English" if not data.real  # --data: its languages
+                        else f"{data.tgt_lang} to {data.src_lang}")
 r_backward = lesson.evaluate(backward, data=reverse)
 start = time.perf_counter()
 synthetic = back_translate(lesson.translator(backward, reverse), french_only)

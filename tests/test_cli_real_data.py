@@ -305,3 +305,18 @@ def test_data_language_code_offline_is_one_clear_sentence(tmp_path, monkeypatch,
     assert rc == 2 and "Traceback" not in err
     assert "--data deu: could not download" in err and "--data PATH" in err
     assert "built-in corpus" in err
+
+
+def test_lesson_06_on_real_data_back_translates_the_other_language(tmp_path, capfd):
+    """Lesson 06 with --data: the reverse model reads the target side with the target's own
+    tokenizer, back-translates, and every run is scored."""
+    out = tmp_path / "l6"
+    rc = cli.main(["lesson", "6", "--quick", "--data", str(EXCERPT), "--out", str(out)])
+    text = capfd.readouterr().out
+    assert rc == 0, text[-2000:]
+    assert "back-translated" in text
+    record = json.loads((out / "results.json").read_text())
+    assert set(record["models"]) == {"base (first phase)", "base, teacher forcing",
+                                     "base, scheduled sampling", "base, coverage",
+                                     "jpn to en", "base, back-translation"}
+    assert all(r["bleu_tokenize"] for r in record["models"].values())
