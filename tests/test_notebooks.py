@@ -81,7 +81,7 @@ def test_notebook_keeps_every_lesson_cell_under_a_setup_cell(tmp_path, monkeypat
 def test_all_writes_every_lesson_into_out(tmp_path, monkeypatch, capsys):
     paths = write(tmp_path, monkeypatch, capsys, "--all", "--out", "nbs")
     stems = [p.stem for p in sorted(scripts.lessons_dir().glob("[0-9][0-9]_*.py"))]
-    assert len(stems) == 6
+    assert len(stems) == 7
     assert paths == [tmp_path / "nbs" / f"{s}.ipynb" for s in stems]
     for p in paths:
         nb = nbformat.read(p, as_version=4)
@@ -126,7 +126,7 @@ def test_setup_cell_defaults_leave_backend_and_install_to_the_user(tmp_path, mon
 @pytest.mark.parametrize("argv, message", [
     ([], "give lesson number(s) or --all (not both); received none"),
     (["2", "--all"], "give lesson number(s) or --all (not both); received [2] and --all"),
-    (["9"], "no lesson 9: N must be one of 0, 1, 2, 3, 4, 5; received 9"),
+    (["9"], "no lesson 9: N must be one of 0, 1, 2, 3, 4, 5, 6; received 9"),
     (["1", "--out", str(ROOT / "lessons" / "nb")], "--out must be outside the kit's own files"),
     (["1", "--options=--seed '2"], "--options: cannot split"),
 ])

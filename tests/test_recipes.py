@@ -34,7 +34,7 @@ LESSON_SETTINGS = {
     "encoder_self_attention": dict(learning_rate=2e-3),
     "decoder_self_attention": dict(learning_rate=2e-3),
     "transformer_decoder_on_gru": dict(learning_rate=2e-3, warmup_steps=200, batch_size=32),
-    "transformer": dict(learning_rate=1e-3, warmup_steps=200, batch_size=32),
+    "transformer": dict(learning_rate=2e-3, warmup_steps=200, batch_size=32),
 }
 
 
