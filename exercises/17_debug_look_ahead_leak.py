@@ -1,24 +1,35 @@
-"""Exercise 17 (debugging): a training loss too good to be true (a look-ahead leak).
+"""Exercise 17 (debugging): a training loss too good to be true.
 
-A student's Transformer decoder reaches a very low training loss within a few epochs, yet
-at inference it generates the same word over and over ("the the the ...") for every
-sentence. Two places in their code let the decoder *see the word it must predict* during
-training, so it learns to copy instead of to predict; at inference that word is not there
-and the decoder has learnt nothing it can use. (Exercise 15 is the opposite case: the same
-"the the the" output with a loss that stays high.)
+A student's Transformer decoder reaches a near-zero training loss within a few epochs, yet
+when it writes on its own it says the same word over and over. A one-layer version of
+their decoder, trained for a few seconds on six sentences that count up ("one two three
+four", ..., "six seven eight nine"), does the same. Once both ``raise`` lines are deleted,
+``python exercises/17_debug_look_ahead_leak.py`` prints (on TensorFlow; JAX and torch give
+other numbers and the same picture):
 
-Part A: ``make_teacher_forcing_arrays`` builds the decoder inputs and labels. With teacher
-forcing the decoder reads the target shifted right by one, and predicts the target:
+    Training the decoder (60 Adam steps on 6 sentences):
+      step 1: 2.804  step 10: 0.892  step 20: 0.061  step 40: 0.003  step 60: 0.001
 
-    target           :        y1  y2  y3
-    decoder_inputs   : <bos>  y1  y2  y3        (= <bos> followed by y)
-    labels           :  y1    y2  y3 <eos>      (= y followed by <eos>)
+      teacher-forced accuracy (reading the training arrays): 100%
+      free-running accuracy (reading its own outputs):        4%
 
-so that at position t the input is y_{t-1} and the label is y_t.
+    Greedy continuations (after <bos> and the first word):
+      one    -> one nine nine nine           (expected: two three four <eos>)
+      three  -> three three three three      (expected: four five six <eos>)
+      six    -> six six six six              (expected: seven eight nine <eos>)
 
-Part B: ``TinyDecoder.call`` runs a one-layer decoder (embedding, positions, self-attention,
-AddNorm, output layer). Its self-attention must be causal: position t may only attend to
-positions <= t, or it reads y_{t} from position t+1 of the shifted input.
+Both accuracies are over the words after the first. The teacher-forced one measures the
+decoder as training sees it: it reads the training arrays. The free-running one measures
+it as it is used: it reads ``<bos>`` and the first word of each sentence, then its own
+previous outputs (greedy decoding). (Exercise 15 is the opposite case: "the the the" with
+a loss that stays high.)
+
+The code below is the student's: ``make_teacher_forcing_arrays`` builds the decoder's
+inputs and labels from the target sentences, and ``TinyDecoder`` is the decoder
+(embedding, positions, self-attention, AddNorm, output layer). Find out why it does so
+well in training and so badly on its own, and repair the code: once it works, the same run
+gives 100% on both accuracies and its loss stops where an honest model's must. Expect more
+than one cause: run the file again after each fix.
 
 Shapes (symbols): ``N`` sentences, ``L`` longest target, ``T = L + 1``, ``V`` vocabulary.
 
@@ -26,14 +37,12 @@ Shapes (symbols): ``N`` sentences, ``L`` longest target, ``T = L + 1``, ``V`` vo
     decoder_inputs   : (N, T) int      labels : (N, T) int     (padding 0 after the end)
     TinyDecoder(decoder_inputs (N, T)) -> logits (N, T, V)
 
-What to do: in both marked regions delete the ``raise`` line, find the bug and fix it.
+What to do: in both marked regions delete the ``raise`` line, run the file, find the bugs
+and fix them in place.
 
-Hints:
-    * Part A: write both arrays out by hand for the target ``[7, 8, 0]`` (bos=2, eos=3):
-      decoder_inputs ``[2, 7, 8, 0]``, labels ``[7, 8, 3, 0]``. Compare with what the code
-      returns. The <eos> goes right after the last real token of each row.
-    * Part B: ``MultiHeadCross`` takes ``use_causal_mask=True``. A test: change the token
-      at the last position; the logits at earlier positions must not move.
+Hints: three of them, each saying more than the one before: where to look
+(``kerasattn hint 17``), what to compare (``kerasattn hint 17 2``), the fix
+(``kerasattn hint 17 3``).
 
 You may use kit layers taught earlier (``MultiHeadCross``, ``AddNorm``,
 ``PositionalEncoding``). You may not use the kit's data pipeline (``kerasattn.data``), its
@@ -116,3 +125,11 @@ class TinyDecoder(keras.layers.Layer):
         # END YOUR CODE
         y = self.add_norm(x, a)  # (N, T, d_model)
         return self.output_layer(y)  # (N, T, V)
+
+
+if __name__ == "__main__":
+    # The symptom: train the decoder for a few seconds, then measure it reading the training
+    # arrays and reading its own outputs.
+    from kerasattn.course.symptoms import look_ahead_leak
+
+    look_ahead_leak(make_teacher_forcing_arrays, TinyDecoder)

@@ -11,6 +11,7 @@ Usage (also ``python -m kerasattn ...``)::
     kerasattn backends [--model NAME] [--checkpoint DIR] [--quick]
     kerasattn grade [PATH ...] [--backend ...] [--format ...]
     kerasattn hint EXERCISE [N]
+    kerasattn lab [EXERCISE_FILE] [RUN OPTIONS] [--no-grade]
     kerasattn notebook N [N ...] | --all [--out DIR] [--quick] [--options=OPTS] [--pip SPEC]
 
 ``--backend tensorflow|jax|torch`` works before or after the subcommand. Keras fixes its
@@ -18,7 +19,7 @@ backend when it is first imported, so this module imports no keras at the top: i
 ``KERAS_BACKEND`` first, and if keras was already imported with another backend (``main``
 called from a running program) it re-runs the command in a fresh process.
 
-RUN OPTIONS are the same for ``lesson``, ``train`` and ``python lessons/0N_*.py``
+RUN OPTIONS are the same for ``lesson``, ``train``, ``lab`` and ``python lessons/0N_*.py``
 (:mod:`kerasattn.course.options`): ``--quick --data --tokenizer --reverse --out --epochs
 --minutes --seed --train-size --torch-threads --mixed-precision --backend``. This module
 only parses and dispatches; the work is done by :mod:`kerasattn.course` (and
@@ -69,6 +70,7 @@ def _rerun_in_child(argv: list[str], backend: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of the ``kerasattn`` command."""
     from kerasattn.course import options  # keras-free: the shared run options
+    from kerasattn.course.lab import LAB_MINUTES  # keras-free too
 
     model_names = MODEL_NAMES
     parser = argparse.ArgumentParser(
@@ -175,6 +177,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the exercise: its number (3 or 03) or its file name")
     p.add_argument("number", nargs="?", type=int, default=1, metavar="N",
                    help="which hint (default 1; the last one comes close to the answer)")
+
+    p = sub.add_parser("lab", help="the week-4 lab: train your exercise-16 model beside "
+                                    "seq2seq, draw its attention, write a report")
+    p.add_argument("exercise_file", nargs="?", metavar="EXERCISE_FILE",
+                   help="your exercise-16 file (default: "
+                        "exercises/16_lab_bahdanau_model.py)")
+    options.add_run_options(p, out_default="./outputs/lab",
+                            minutes_default=f"{LAB_MINUTES / 2:g}: the lab's {LAB_MINUTES:g} "
+                                            f"minutes split over its two models")
+    p.add_argument("--no-grade", action="store_true",
+                   help="train without grading exercise 16 first (grading runs its checks "
+                        "in sandboxed processes: tens of seconds)")
 
     p = sub.add_parser("_backend_worker")  # internal: no help= keeps it out of the list
     p.add_argument("checkpoint")
@@ -311,6 +325,12 @@ def cmd_notebook(args) -> int:
     return 0
 
 
+def cmd_lab(args) -> int:
+    from kerasattn.course.lab import lab_command
+
+    return lab_command(args)
+
+
 def cmd_hint(args) -> int:
     from kerasattn.grader.hints import hint_text
 
@@ -328,7 +348,8 @@ def cmd_grade(grade_args: list[str]) -> int:
 
 _COMMANDS = {"lesson": cmd_lesson, "train": cmd_train, "translate": cmd_translate,
              "backends": cmd_backends, "notebook": cmd_notebook, "data": cmd_data,
-             "hint": cmd_hint, "explore": cmd_explore, "_backend_worker": cmd_backend_worker}
+             "hint": cmd_hint, "explore": cmd_explore, "lab": cmd_lab,
+             "_backend_worker": cmd_backend_worker}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,20 +1,35 @@
 """Exercise 14 (debugging): the attention that stays uniform.
 
-A student trained a GRU translator with a *scaled* "general" score. Luong et al. (2015)
-define the general score as ``s_t^T W h_i``, with no scale; the student divides it by
-sqrt(d_k), as the Transformer's scaled dot product does:
+A student's attention layer does not learn where to look. Trained for a second to find one
+source word per decoder step (random sentences, the layer alone), then shown "le chat noir
+dort ." while it writes "the black cat sleeps", it gives this, run after run
+(``python exercises/14_debug_uniform_attention.py``, once the ``raise`` line is deleted;
+the same numbers on TensorFlow, JAX and torch):
 
-    e_{t,i}     = s_t^T W h_i / sqrt(d_k)           (scaled general score)
-    alpha_{t,i} = softmax over the source positions i of e_{t,i}    (padding excluded)
-    c_t         = sum_i alpha_{t,i} h_i
+    Training the layer to find one source word per decoder step (8 epochs, Adam):
+      loss by epoch: 0.830 0.830 0.830 0.830 0.830 0.830 0.830 0.830
+      largest change of any weight during training: 0.000000
 
-and reports, exactly as in the course notes' lab:
+    attention weights: after training (rows: generated, columns: source)
+              le  chat  noir  dort     .  <pad>
+    ------  ----  ----  ----  ----  ----  -----
+    the     0.25  0.25  0.25  0.25  0.25   0.00
+    black   0.25  0.25  0.25  0.25  0.25   0.00
+    cat     0.25  0.25  0.25  0.25  0.25   0.00
+    sleeps  0.25  0.25  0.25  0.25  0.25   0.00
+      row sums: 1.25 1.25 1.25 1.25
+      rows whose largest weight is on their word (le, noir, chat, dort): 0 of 4
 
-    * the attention heat-map is flat: every weight is about 1/n, whatever the sentence;
-    * the translations are poor and the loss stops improving;
-    * the gradient of ``W`` is exactly zero at every step.
+Add a file name to draw the heat-map as well: ``python exercises/14_...py heatmap.png``.
 
-The layer below is their code. It has TWO bugs. Find both and fix them.
+The layer below is the student's code: Luong et al.'s (2015) "general" attention, its
+score scaled as in the Transformer (its docstring says what it computes). Find out why it
+behaves like this and repair it. A layer that works makes the same run learn: the loss
+falls, the weight moves, and each row of the heat-map picks out its own word. Expect more
+than one cause: run the file again after each fix and read everything it prints.
+
+What to do: in ``GeneralAttention.call``, delete the ``raise`` line, run the file, find
+the bugs and fix them in place. Keep the rest of the layer as it is.
 
 Shapes (symbols): ``B`` batch, ``T_q`` decoder steps, ``T_k`` source length, ``d_q``
 decoder state size, ``d_k`` encoder state size.
@@ -24,16 +39,11 @@ decoder state size, ``d_k`` encoder state size.
     memory_mask : (B, T_k) bool   True = real source token (optional)
     W           : (d_q, d_k)      weight "W"
     context     : (B, T_q, d_k)
-    weights     : (B, T_q, T_k)   every row sums to 1 over the real source tokens
+    weights     : (B, T_q, T_k)   the attention of each decoder step over the source
 
-What to do: in ``GeneralAttention.call``, delete the ``raise`` line, find the two bugs and
-fix them. Keep the rest of the layer as it is.
-
-Hints:
-    * A weight whose gradient is exactly zero does not influence the output at all. What
-      could multiply the scores by zero? Evaluate the scale on its own in Python.
-    * Print ``ops.sum(weights, axis=-1)``: each decoder step's weights over the source
-      must sum to 1. Over which axis does the softmax normalise?
+Hints: three of them, each saying more than the one before: where to look
+(``kerasattn hint 14``), what to compare (``kerasattn hint 14 2``), the fix
+(``kerasattn hint 14 3``).
 
 What you may use: ``keras.ops``, ``keras.layers.Layer`` and the kit's ``masked_softmax``
 (exercise 03).
@@ -82,3 +92,13 @@ class GeneralAttention(keras.layers.Layer):
         context = ops.matmul(weights, memory)  # (B, T_q, d_k)
         return context, weights
         # END YOUR CODE
+
+
+if __name__ == "__main__":
+    # The symptom: train the layer for a second and show what it learnt. A file name draws
+    # the heat-map too: python exercises/14_debug_uniform_attention.py heatmap.png
+    import sys
+
+    from kerasattn.course.symptoms import uniform_attention
+
+    uniform_attention(GeneralAttention, png=sys.argv[1] if len(sys.argv) > 1 else None)

@@ -1,28 +1,62 @@
 """Exercise 15 (debugging): the decoder that says "the the the" while the loss stays high.
 
-A student's attention translator (a recurrent decoder with dot-product attention over the
-encoder states, trained with scheduled sampling) does not learn: the loss stops falling
-far above where it should, and every sentence comes out as the most frequent word,
-"the the the ...". The course notes trace this symptom to two places:
+A student's attention translator does not learn. Its loss starts far above what a blind
+guess costs and is still above it at the end; its translations ignore the source, stutter
+("the dog dog") and stop in the wrong place. Trained for a few seconds on a tiny
+French-English corpus (96 sentences such as "le petit chat voit le chien" -> "the small
+cat sees the dog", one English word for each French word), it prints this
+(``python exercises/15_debug_the_the_the.py``, once the four ``raise`` lines are deleted;
+on TensorFlow; JAX and torch give other numbers and the same picture):
 
-    Fix 1, initialise properly: Xavier (Glorot) initialisation, and scale the attention
-           scores, e_tj = s_{t-1} . h_j / sqrt(d);
-    Fix 2, teacher forcing: start at 100% and reduce it gradually (scheduled sampling,
-           Bengio et al. 2015).
+    Training the translator (60 Adam steps on 96 sentences):
+       step  teacher forcing   loss
+          1             0.25  13.817
+         10             0.36   8.860
+         20             0.49   5.988
+         30             0.61   4.843
+         40             0.74   3.613
+         50             0.86   3.346
+         60             0.99   3.165
+      (a uniform guess over the 10 words it can write costs ln 10 = 2.30)
 
-Scheduled sampling: at every training step i the decoder reads the reference token
-y_{t-1} with probability eps_i (the teacher-forcing ratio) and its own greedy prediction
-otherwise, one coin flip per token. Bengio et al. (2015) decay eps_i over training:
+    Greedy translations:
+      le grand poisson voit le petit poisson
+        model:    the big dog sees <eos>
+        expected: the big fish sees the small fish <eos>
+      le petit chien voit le petit poisson
+        model:    the small fish eats sees the <eos>
+        expected: the small dog sees the small fish <eos>
+      le petit oiseau mange le grand chien
+        model:    the bird cat the fish eats small fish
+        expected: the small bird eats the big dog <eos>
+      le chien voit
+        model:    the dog dog eats <eos>
+        expected: the dog sees <eos>
+      right words: 36%
+      translations that say a word twice in a row: 22%
+      different translations: 57, for 81 different sentences
 
-    linear           eps_i = max(eps_min, 1 - (1 - eps_min) i / decay_steps)
-    inverse sigmoid  eps_i = k / (k + exp(i / k))                 (k >= 1)
+(Exercise 17 is the opposite case: a loss that falls too far.)
 
-Four functions below are the student's code, and each has a bug:
+The translator is built from the four functions below, which are the student's code; the
+rest of the run (the recurrent decoder, the loss, Adam) is the kit's and is right. Find out
+why it behaves like this and repair the code: once it works, the same run's loss falls
+below 0.01 and its greedy translations are right. Expect more than one cause, and causes
+that the run alone does not show: a bug that only slows learning down can hide behind the
+others, so check each function against what it is meant to do.
 
     make_initializer       the initializer of every weight matrix and embedding
     attention_scores       the dot-product score of s_{t-1} against every h_j
     teacher_forcing_ratio  eps_i for a training step i
     next_decoder_inputs    scheduled sampling: the decoder's next input tokens
+
+Scheduled sampling (Bengio et al. 2015), which the last two implement: at every training
+step i the decoder reads the reference token y_{t-1} with probability eps_i (the
+teacher-forcing ratio) and its own greedy prediction otherwise, one coin flip per token.
+Bengio et al. decay eps_i over training, on one of two schedules:
+
+    linear           eps_i = max(eps_min, 1 - (1 - eps_min) i / decay_steps)
+    inverse sigmoid  eps_i = k / (k + exp(i / k))                 (k >= 1)
 
 Shapes (symbols): ``B`` batch, ``S`` source length, ``d`` state size, ``V`` vocabulary.
 
@@ -30,27 +64,17 @@ Shapes (symbols): ``B`` batch, ``S`` source length, ``d`` state size, ``V`` voca
     next_decoder_inputs(teacher_tokens (B,) int, logits (B, V), ratio scalar,
                         draws (B,) uniform in [0, 1)) -> tokens (B,) int32
 
-What to do: in every marked region delete the ``raise`` line, find the bug and fix it.
+What to do: in every marked region delete the ``raise`` line, run the file, find the bugs
+and fix them in place.
 
-The grader checks each fix on its own (the statistics of the initial weights, the scale
-of the scores, the schedule's values, the choice of tokens) and then trains a tiny
-attention translator built from your four functions (60 Adam steps on 36 sentences such
-as "the c the e <eos>"): the loss must fall below 0.05 and the greedy translations must be
-right (at least 97% of the tokens), not one repeated token. With the four bugs left in,
-the same run stays above that loss.
+The grader checks each function on its own, then trains a tiny attention translator of its
+own built from your four functions (60 Adam steps on 36 sentences such as "the c the e
+<eos>"): the loss must fall below 0.05 and the greedy translations must be right (at
+least 97% of the tokens), not one repeated token.
 
-Hints:
-    * Glorot's initializer draws each weight with variance 2 / (fan_in + fan_out);
-      ``keras.initializers.GlorotUniform(seed=seed)``. A standard normal has variance 1
-      whatever the layer's size: with 64 inputs a unit's pre-activation has a standard
-      deviation of about 8, and tanh and the softmax saturate.
-    * For random unit-variance s and h, ``s . h`` has variance d: divide by sqrt(d).
-    * The linear schedule starts at exactly 1 (pure teacher forcing) at step 0; the
-      inverse sigmoid starts at k / (k + 1) (0.91 for k = 10), close to 1. Neither may
-      ever increase.
-    * With ``ratio = 1`` the decoder must read exactly the reference tokens; with
-      ``ratio = 0`` exactly its own argmax. A token uses the reference when its draw is
-      below the ratio.
+Hints: three of them, each saying more than the one before: where to look
+(``kerasattn hint 15``), what to compare (``kerasattn hint 15 2``), the fix
+(``kerasattn hint 15 3``).
 
 You may use Keras's initializers. You may not use the kit's layers (``kerasattn.layers``),
 models, training or decoding code. Use ``keras.ops`` only (and ``math`` for scalars).
@@ -129,3 +153,10 @@ def next_decoder_inputs(teacher_tokens, logits, ratio, draws):
     use_teacher = ops.less(draws, ratio)  # (B,) bool, True with probability eps_i
     return ops.where(use_teacher, ops.cast(teacher_tokens, "int32"), predicted)
     # END YOUR CODE
+
+
+if __name__ == "__main__":
+    # The symptom: train the translator for a few seconds and show its translations.
+    from kerasattn.course.symptoms import the_the_the
+
+    the_the_the(make_initializer, attention_scores, teacher_forcing_ratio, next_decoder_inputs)

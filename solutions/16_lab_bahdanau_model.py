@@ -62,6 +62,12 @@ Hints:
 
 Use ``keras.ops`` only. Self-check:
 ``kerasattn grade exercises/16_lab_bahdanau_model.py --backend all``.
+
+Then run ``kerasattn lab``: it grades this file, trains your ``LabModel`` beside the kit's
+``seq2seq`` on the same data and budget (two minutes in all), translates the test sentences
+with your ``encode`` / ``decode_step`` (and your ``greedy_decode`` of exercise 25 once it
+is done) and writes ``outputs/lab/report.md``: test BLEU, BLEU by sentence length against
+seq2seq, your model's attention on a test sentence and what to look for.
 """
 import keras
 from keras import ops

@@ -85,14 +85,18 @@ def _not_uniform(outputs, inputs):
 
 
 HINTS = [
-    "Two symptoms, two bugs. A weight whose gradient is exactly zero has no influence on the "
-    "output: look for something that multiplies the scores by zero. Weights that do not sum to 1 "
-    "over the source: look at the axis of the softmax.",
-    "Evaluate the scale on its own in Python: 1 // math.sqrt(d_k) is floor division, 0.0 for any "
-    "d_k > 1, so every score is 0 and the softmax is uniform. The weights (B, T_q, T_k) must be "
-    "normalised over the keys, the last axis, not over axis 1 (the decoder steps).",
-    "scale = 1 / math.sqrt(d_k), and masked_softmax(scores, mask, axis=-1); the rest of the "
-    "layer is right.",
+    "Where to look: the run shows two separate symptoms. A weight that does not move at all "
+    "under Adam has a gradient of exactly zero, so something between W and the loss multiplies "
+    "by zero: follow the scores from the einsum to the softmax and check every number they are "
+    "multiplied by. Rows of the heat-map that sum to 1.25 instead of 1: look at how the weights "
+    "are normalised.",
+    "What to compare: evaluate the scale on its own in Python for the run's d_k = 16 and compare "
+    "it with 1 / sqrt(16) = 0.25. Then print ops.sum(weights, axis=-1) and ops.sum(weights, "
+    "axis=1): weights is (B, T_q, T_k), and each decoder step's weights over the source (the "
+    "last axis) must sum to 1. Which of the two sums is all ones with the student's code?",
+    "The fix: scale = 1 / math.sqrt(d_k) (// is floor division: 1 // 4.0 == 0.0, so every score "
+    "is 0, the softmax is uniform and W gets no gradient), and masked_softmax(scores, mask, "
+    "axis=-1) (axis=1 normalises over the decoder steps). The rest of the layer is right.",
 ]
 
 SPEC = Spec(

@@ -80,19 +80,25 @@ def _logits_shape(outputs, inputs):
 
 
 HINTS = [
-    "Both bugs let position t see the word it must predict. Write the arrays out by hand for one "
-    "short target and compare them with what the code returns; then ask which positions the "
-    "self-attention lets position t read.",
-    "Part A returns the labels as the decoder inputs: the inputs must be the target shifted "
-    "right by one, <bos> first (the labels are right). Part B's self-attention has no causal "
-    "mask, so position t reads position t + 1, which holds y_t.",
-    "Part A: decoder_inputs = ops.concatenate([ops.full((n, 1), bos_id, \"int32\"), targets], "
-    "axis=1). Part B: pass use_causal_mask=True to self.self_attention.",
+    "Where to look: could any model reach that loss honestly? All six sentences follow <bos>, "
+    "so nothing tells the decoder which first word comes next: that word costs at least ln 6 "
+    "= 1.79, and an honest loss (averaged over 5 labels per sentence) cannot fall below "
+    "0.36. A lower loss means that during training the decoder reads the word it must "
+    "predict. It reads only two things: its input array (make_teacher_forcing_arrays) and the "
+    "positions its self-attention lets each position see (TinyDecoder.call).",
+    "What to compare: write both arrays out by hand for the target [7, 8, 0] (bos=2, eos=3): "
+    "decoder_inputs [2, 7, 8, 0], labels [7, 8, 3, 0], so that at position t the input is "
+    "y_{t-1} and the label is y_t; compare with what make_teacher_forcing_arrays returns. Then "
+    "change the token at the last position of a decoder input: the logits at earlier positions "
+    "must not move (position t may only attend to positions <= t). Do they?",
+    "The fix: in make_teacher_forcing_arrays, decoder_inputs = ops.concatenate([ops.full((n, "
+    "1), bos_id, \"int32\"), targets], axis=1) (the labels are right); in TinyDecoder.call, "
+    "pass use_causal_mask=True to self.self_attention.",
 ]
 
 SPEC = Spec(
     exercise="17_debug_look_ahead_leak",
-    title="Debugging: a look-ahead leak (loss too good to be true)",
+    title="Debugging: a loss too good to be true",
     forbidden=["kerasattn.data", "kerasattn.models", "kerasattn.training",
                "kerasattn.layers.decoder_block", "kerasattn.layers.TransformerDecoderBlock"],
     cases=[Case("arrays", build_arrays, run_arrays, expected_arrays),
