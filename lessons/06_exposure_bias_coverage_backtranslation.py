@@ -31,11 +31,12 @@
 # French side of other training pairs as French-only text (their English is never used).
 #
 # **How the comparisons are made.** One base model trains first. Then its training
-# continues four ways for the same wall-clock time, from the same weights: plain teacher
-# forcing (the reference), scheduled sampling, coverage, and back-translated data. Each
-# addition is judged against the plain continuation, so any difference comes from the
-# addition alone, not from a different start or a different amount of training. (Bengio
-# et al.'s schedule starts with pure teacher forcing anyway; a coverage model starts from
+# continues four ways from the same weights, each with the same time budget (early stopping
+# or the epoch cap can end a run sooner): plain teacher forcing (the reference), scheduled
+# sampling, coverage, and back-translated data. Each addition is judged against the plain
+# continuation, so any difference comes from the addition, not from a different start or a
+# different budget. (Bengio et al.'s schedule starts with (nearly) pure teacher forcing
+# anyway; a coverage model starts from
 # the base model's weights with its coverage weight $w_c$ new.) All are scored on the same
 # test sentences, which include sentences longer than any seen in training.
 
@@ -105,7 +106,8 @@ r_base = lesson.evaluate(base, data=test)
 # Scheduled sampling (Bengio et al., 2015) closes the gap gradually: at training step $i$,
 # each decoder input is the reference token with probability $\epsilon_i$ (the
 # teacher-forcing ratio) and the model's own greedy prediction
-# $\arg\max_y p(y \mid s_{t-1}, c_{t-1})$ otherwise. Starting the ratio at (or near) 1
+# $\arg\max_y p(y \mid s_{t-1}, c_{t-1})$ otherwise (Bengio et al. allow a sample from $p$
+# or its argmax; the kit takes the argmax). Starting the ratio at (or near) 1
 # and decaying it lets the model learn from clean inputs first. The linear schedule starts at
 # $\epsilon_0 = 1$; the inverse sigmoid at $\epsilon_0 = k/(k+1)$, close to 1 for a large
 # $k$:
@@ -116,10 +118,10 @@ r_base = lesson.evaluate(base, data=test)
 #
 # In the kit: build the model with `scheduled_sampling=True` and pass
 # `train(..., teacher_forcing="linear:N:0.5")` (or a
-# `kerasattn.training.TeacherForcingSchedule`). The coin flips are drawn once per batch
+# `kerasattn.training.TeacherForcingSchedule`). One coin per target token is drawn, all
 # before the decoder loop; no gradient flows through the choice of token.
 #
-# Below, the base model's training continues on the same pairs for the same time with
+# Below, the base model's training continues on the same pairs with the same budget with
 # scheduled sampling, its ratio falling step by step from 1 to 0.5 over that time
 # (`TeacherForcingSchedule("linear", min_ratio=0.5, budget_seconds=...)`: the schedule
 # spans the steps this machine fits in the budget, however many). Then exposure bias
@@ -177,18 +179,22 @@ lesson.curves([base.name, sampled.name], "curves_scheduled_sampling.png",
 #
 # so the model can learn to look elsewhere; a coverage loss
 # $\lambda \sum_t \sum_j \min(\alpha_{tj}, \mathrm{cov}_{tj})$ penalises looking again at
-# covered words. In the kit: `BahdanauAttention(units, coverage=True)`, or
+# covered words (See et al. average it over the target steps; the kit sums over them, padded
+# steps included, and averages over the batch, so its $\lambda = 1$ weighs about as much as
+# their $\lambda = T$). In the kit: `BahdanauAttention(units, coverage=True)`, or
 # `build_model("bahdanau", ..., coverage=True, coverage_loss_weight=1.0)` (the decoder
 # carries $\mathrm{cov}_t$ through its loop).
 #
 # A trained model can also be steered at decoding time only. Beam search with the coverage
 # penalty of Wu et al. (2016) adds $\beta \sum_j \log \min(\sum_t \alpha_{tj}, 1)$ to a
 # finished hypothesis's score: 0 when every source word received a total weight of at
-# least 1, negative for every word the hypothesis (nearly) ignored.
+# least 1, negative for every word whose total stays below 1, strongly so for a word the
+# hypothesis ignored.
 #
 # Two counts measure the two errors. Against the reference: *extra* words (more copies of
 # a word than the reference has: a repetition) and *missing* words (fewer: a drop),
-# `metrics.word_counts_against_reference`. In the attention: source words whose
+# `metrics.word_counts_against_reference` (a wrong word choice counts once in each, so both
+# counts hold more than repetitions and drops). In the attention: source words whose
 # cumulative attention $\sum_t \alpha_{tj}$ stays below 0.5 (hardly read) or rises above
 # 1.5 (read again and again). Both are counted on the test sentences longer than 20 words,
 # where the base model goes wrong most.
@@ -237,7 +243,8 @@ print(format_table(["base model continued with", "BLEU", "extra words", "missing
 
 # %% [markdown]
 # Where the two models differ, on one long sentence: the total attention each source word
-# received. Bars near 1 are words read once; a bar near 0 is a word the translation
+# received. The sentence is the one where coverage brings the totals closest to 1 compared
+# with the plain model: the most favourable case, not a typical one. Bars near 1 are words read once; a bar near 0 is a word the translation
 # skipped, a tall bar one it came back to.
 
 # %%
@@ -245,7 +252,7 @@ plain, cov = runs["teacher forcing, greedy"]["translations"], \
     runs["coverage, greedy"]["translations"]
 spread_of = [float(np.abs(cumulative(a) - 1).sum() - np.abs(cumulative(b) - 1).sum())
              for a, b in zip(plain, cov)]
-k = int(np.argmax(spread_of))                  # where coverage changes the totals most
+k = int(np.argmax(spread_of))                  # where coverage helps the totals most
 print("source:         ", long_pairs[k][0])
 print("reference:      ", long_pairs[k][1])
 print("teacher forcing:", plain[k].text)
@@ -269,7 +276,7 @@ lesson.figure(plots.cumulative_attention, "cumulative_attention.png",
 # The source side is noisy, but the target side, the side the decoder learns to write, is
 # real text, so the decoder's language model improves. Sennrich et al. report gains of 2.8
 # to 3.7 BLEU on WMT 2015 English-German and German-English. Below, all three steps on
-# this lesson's data; the base model's training then continues for the same time as its
+# this lesson's data; the base model's training then continues with the same budget as its
 # plain continuation, on twice as many pairs.
 
 # %%
@@ -306,11 +313,11 @@ lesson.figure(plots.bleu_vs_length, "bleu_vs_length_backtranslation.png",
 
 # %% [markdown]
 # What to look for: back-translation buys real French at the price of noisy English, and
-# of fewer passes over the clean pairs in the same time (compare the epochs column). When
-# the continuation fits several passes over the larger set, the real targets win and BLEU
-# rises; when it fits only two or three (a slower backend, a busier machine), the noise
-# can cost more than the new French brings (docs/lessons.md lists the runs on each
-# backend). A larger `--minutes` fits more passes: compare for yourself.
+# of fewer passes over the clean pairs in the same time (compare the epochs column). With
+# ten passes over the larger set, exact matches rose 5 points and BLEU held; with five or
+# fewer (a slower backend, a busier machine), both fell: the noise cost more than the new
+# French brought (docs/lessons.md lists the runs on each backend). A larger `--minutes`
+# fits more passes: compare for yourself.
 
 # %% [markdown]
 # ## Check your understanding
@@ -350,7 +357,7 @@ lesson.figure(plots.bleu_vs_length, "bleu_vs_length_backtranslation.png",
 #
 # </details>
 #
-# **4.** The continuations of this lesson all train for the same wall-clock time. Why is
+# **4.** The continuations of this lesson all train with the same time budget. Why is
 # that the fair comparison for back-translation, and what does it cost that model?
 #
 # <details><summary>Answer</summary>
@@ -362,8 +369,8 @@ lesson.figure(plots.bleu_vs_length, "bleu_vs_length_backtranslation.png",
 #
 # </details>
 #
-# **5.** In `cumulative_attention.png` one source word of the plain model has a bar far above
-# 1 (20 or more) and the last words have bars near 0. What did the decoder do, and how does
+# **5.** Suppose that in `cumulative_attention.png` one source word of the plain model has a
+# bar far above 1 and the last words have bars near 0. What did the decoder do, and how does
 # the coverage term $w_c\, \mathrm{cov}_{tj}$ in the score let a trained model avoid it?
 #
 # <details><summary>Answer</summary>

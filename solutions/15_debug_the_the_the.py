@@ -1,4 +1,4 @@
-"""Exercise 15 (debugging): the decoder that says "the the the" while the loss stays high.
+"""Exercise 15 (debugging): a decoder that repeats itself ("the dog dog"), a high loss.
 
 A student's attention translator does not learn. Its loss starts far above what a blind
 guess costs and is still above it at the end; its translations ignore the source, stutter
@@ -43,7 +43,8 @@ rest of the run (the recurrent decoder, the loss, Adam) is the kit's and is righ
 why it behaves like this and repair the code: once it works, the same run's loss falls
 below 0.01 and its greedy translations are right. Expect more than one cause, and causes
 that the run alone does not show: a bug that only slows learning down can hide behind the
-others, so check each function against what it is meant to do.
+others, or sit in code the run never reaches (the inverse-sigmoid branch), so check each
+function against what it is meant to do.
 
     make_initializer       the initializer of every weight matrix and embedding
     attention_scores       the dot-product score of s_{t-1} against every h_j
@@ -53,7 +54,8 @@ others, so check each function against what it is meant to do.
 Scheduled sampling (Bengio et al. 2015), which the last two implement: at every training
 step i the decoder reads the reference token y_{t-1} with probability eps_i (the
 teacher-forcing ratio) and its own greedy prediction otherwise, one coin flip per token.
-Bengio et al. decay eps_i over training, on one of two schedules:
+Bengio et al. decay eps_i over training, on one of three schedules (linear, exponential
+eps_i = k^i with k < 1, inverse sigmoid); this exercise implements two:
 
     linear           eps_i = max(eps_min, 1 - (1 - eps_min) i / decay_steps)
     inverse sigmoid  eps_i = k / (k + exp(i / k))                 (k >= 1)

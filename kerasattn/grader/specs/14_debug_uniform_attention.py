@@ -93,7 +93,8 @@ HINTS = [
     "What to compare: evaluate the scale on its own in Python for the run's d_k = 16 and compare "
     "it with 1 / sqrt(16) = 0.25. Then print ops.sum(weights, axis=-1) and ops.sum(weights, "
     "axis=1): weights is (B, T_q, T_k), and each decoder step's weights over the source (the "
-    "last axis) must sum to 1. Which of the two sums is all ones with the student's code?",
+    "last axis) must sum to 1. Which of the two sums is all ones (over the real source "
+    "columns) with the student's code?",
     "The fix: scale = 1 / math.sqrt(d_k) (// is floor division: 1 // 4.0 == 0.0, so every score "
     "is 0, the softmax is uniform and W gets no gradient), and masked_softmax(scores, mask, "
     "axis=-1) (axis=1 normalises over the decoder steps). The rest of the layer is right.",
