@@ -151,6 +151,8 @@ for trained, r in ((base, r_base), (sampled, r_sampled)):
     acc = accuracy_after_a_wrong_word(trained.model, data, test.test_pairs)
     rows.append([trained.name, f"{r['bleu']:.1f}", f"{acc['clean']:.1%}",
                  f"{acc['corrupted']:.1%}", f"{100 * acc['drop']:.1f} points"])
+    lesson.record(f"after one wrong word: {trained.name}",
+                  {k: float(acc[k]) for k in ("clean", "corrupted", "drop")})
 print(format_table(["model", "BLEU", "next words right", "after one wrong word", "drop"],
                    rows))
 lesson.curves([base.name, sampled.name], "curves_scheduled_sampling.png",
@@ -240,6 +242,9 @@ print(format_table(["base model continued with", "BLEU", "extra words", "missing
                     f"source words < {LOW}", f"source words > {HIGH}"],
                    [[k, f"{r['bleu']:.1f}", r["extra"], r["missing"], r["low"], r["high"]]
                     for k, r in runs.items()]))
+lesson.record("coverage, long test sentences",
+              {k: {c: r[c] for c in ("bleu", "extra", "missing", "low", "high")}
+               for k, r in runs.items()})
 
 # %% [markdown]
 # Where the two models differ, on one long sentence: the total attention each source word

@@ -11,6 +11,7 @@ import struct
 from pathlib import Path
 
 import keras
+import numpy as np
 import pytest
 
 from kerasattn._env import MODEL_NAMES
@@ -75,6 +76,13 @@ def test_lesson_quick_writes_its_figures(number, out_root, capsys):
         assert name in record["figures"]
         assert name in printed  # the lesson says where its figures are
     assert record["models"], "the lesson recorded no model"
+    if number == 6:   # the tables lesson 06 prints are kept in its record
+        kept = record["measurements"]
+        assert set(kept["coverage, long test sentences"]) == {
+            "teacher forcing, greedy", "teacher forcing, beam 4 + coverage penalty 0.2",
+            "coverage, greedy"}
+        drops = [v for k, v in kept.items() if k.startswith("after one wrong word")]
+        assert len(drops) == 2 and all(0 <= d["corrupted"] <= 1 for d in drops)
     for model, r in record["models"].items():
         assert r["params"] > 0 and len(r["history"]["loss"]) == r["epochs"]
         assert r["n_test"] == 6   # quick mode scores the 6 quick test pairs
@@ -89,6 +97,14 @@ def test_lesson_05_evolution_table_has_all_seven_models(out_root):
     table = (out_root / "lesson_05" / "evolution_table.md").read_text().splitlines()
     names = [line.split("|")[1].strip() for line in table[2:]]
     assert names == list(MODEL_NAMES)
+
+
+def test_lesson_record_keeps_json_and_names_what_is_not(tmp_path):
+    lesson = Lesson(6, "records", Settings(quick=True, out=tmp_path / "lesson_06"))
+    lesson.record("drop", {"clean": 0.9, "corrupted": 0.8})
+    assert lesson.measurements == {"drop": {"clean": 0.9, "corrupted": 0.8}}
+    with pytest.raises(ValueError, match=r"Lesson.record\('bad', ...\).*ndarray"):
+        lesson.record("bad", np.zeros(2))
 
 
 def test_evolution_rows_default_mode_does_not_train_unmeasured_models(tmp_path, capsys):

@@ -40,6 +40,7 @@ class Lesson:
         self.figures: list[Path] = []
         self.results: dict[str, dict] = {}
         self.histories: dict[str, dict] = {}
+        self.measurements: dict[str, object] = {}
         self._data = None
         self._last_trained: Trained | None = None
         self._pictured: dict[tuple, object] = {}
@@ -331,6 +332,21 @@ class Lesson:
         return fn(*args, path=self._path(fname), **kwargs)
 
     # -- records -------------------------------------------------------------------------
+    def record(self, name: str, value) -> None:
+        """Keep a figure the lesson printed (a table's rows as plain numbers and strings)
+        in ``results.json``, under ``measurements[name]``.
+
+        Raises:
+            ValueError: ``value`` cannot be written as JSON.
+        """
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"Lesson.record({name!r}, ...): the value must be JSON "
+                             f"(numbers, strings, lists, dicts); received "
+                             f"{type(value).__name__}: {exc}") from None
+        self.measurements[name] = value
+
     def recorded(self, lesson_numbers: Sequence[int] = range(6)) -> dict[str, dict]:
         """Results of other lessons run with the same settings and backend (for reuse)."""
         found = {}
@@ -364,6 +380,8 @@ class Lesson:
                                   "history": self.histories.get(k)}
                               for k, v in self.results.items()},
                       figures=[str(p.name) for p in self.figures])
+        if self.measurements:
+            record["measurements"] = self.measurements
         (self.out / "results.json").write_text(json.dumps(record, indent=1))
         print(f"\nfigures written to {self.out}/:")
         for p in self.figures:
