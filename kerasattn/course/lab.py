@@ -22,7 +22,6 @@ Keras is imported only when the lab runs (the backend is chosen first).
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -32,6 +31,7 @@ import traceback
 from pathlib import Path
 
 from kerasattn._env import UsageError
+from kerasattn._imports import import_path
 from kerasattn.course.options import OUTPUTS, QUICK_HPARAMS, Settings
 
 __all__ = ["LAB_FILE", "GREEDY_FILE", "LAB_MINUTES", "LabError", "lab_out_dir", "lab_command",
@@ -111,19 +111,6 @@ def _student_error(path: Path, doing: str, exc: BaseException) -> LabError:
                     f"check the file with `kerasattn grade {path}`.")
 
 
-def _load_module(path: Path, name: str):
-    """Import the file at ``path`` as a module named ``name``."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise LabError(f"{path} cannot be imported as a Python module; expected a .py file")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        sys.modules.pop(name, None)
-        raise
-    return module
 
 
 def load_lab_model(path) -> type:
@@ -150,7 +137,7 @@ def load_lab_model(path) -> type:
     if path.suffix != ".py":
         raise LabError(f"EXERCISE_FILE must be a Python file (.py); received {str(path)!r}")
     try:
-        module = _load_module(path, "_kerasattn_lab_exercise_16")
+        module = import_path(path, "_kerasattn_lab_exercise_16")
     except SyntaxError as exc:
         raise LabError(f"{path}: line {exc.lineno}: syntax error: {exc.msg}. Fix it and "
                        f"check the file with `kerasattn grade {path}`.") from None
@@ -341,7 +328,7 @@ def _student_greedy(lab_path: Path):
     if not path.is_file():
         return None, f"there is no {GREEDY_FILE} beside {lab_path.name}"
     try:
-        module = _load_module(path, "_kerasattn_lab_exercise_25")
+        module = import_path(path, "_kerasattn_lab_exercise_25")
     except Exception as exc:  # noqa: BLE001 - any error of the student's file
         return None, f"{path} does not import ({type(exc).__name__}: {exc})"
     fn = getattr(module, "greedy_decode", None)

@@ -6,11 +6,11 @@ sandboxed child, which only calls ``Case.run``. This module imports nothing heav
 """
 from __future__ import annotations
 
-import importlib.util
-import sys
 from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
+
+from kerasattn._imports import import_path
 
 #: Names no submission may import, whatever the exercise.
 ALWAYS_FORBIDDEN = ("solutions", "kerasattn.reference", "kerasattn.grader")
@@ -150,14 +150,7 @@ def load_spec(path: str | Path) -> Spec:
     """Import a spec file by path and return its ``SPEC``."""
     path = Path(path).resolve()
     name = "_kerasattn_spec_" + path.stem
-    module_spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(module_spec)
-    sys.modules[name] = module
-    try:
-        module_spec.loader.exec_module(module)
-    except BaseException:
-        sys.modules.pop(name, None)
-        raise
+    module = import_path(path, name)
     spec = getattr(module, "SPEC", None)
     if not isinstance(spec, Spec):
         raise ValueError(f"{path} does not define SPEC = Spec(...)")
