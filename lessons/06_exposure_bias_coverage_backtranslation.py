@@ -71,15 +71,16 @@ lesson = Lesson(6, "exposure bias, coverage and back-translation", settings)
 
 # %%
 data = lesson.data
+SRC, TGT = (data.src_lang, data.tgt_lang) if data.real else ("English", "French")  # --data
 n_parallel = min(1000, len(data.train_pairs) // 10 or 1)
 n_mono = min(n_parallel, len(data.train_pairs) - n_parallel)   # one synthetic pair per real one
 parallel, french_only = split_parallel_and_monolingual(data, n_parallel, n_mono)
 test = data.with_test_pairs(spread(data.test_pairs, 300))
 small = with_training_pairs(test, parallel, f"{len(parallel):,} parallel pairs")
-print(f"parallel pairs: {len(parallel):,}; French-only sentences: {len(french_only):,}; "
+print(f"parallel pairs: {len(parallel):,}; {TGT}-only sentences: {len(french_only):,}; "
       f"test sentences: {len(test.test_pairs):,} "
       f"({sum(len(s.split()) > 30 for s, _ in test.test_pairs)} longer than 30 words)")
-print("a French-only sentence:", french_only[0])
+print(f"a {TGT}-only sentence:", french_only[0])
 
 # %% [markdown]
 # ## The base model, and its plain continuation
@@ -287,14 +288,12 @@ lesson.figure(plots.cumulative_attention, "cumulative_attention.png",
 # %%
 import time
 
-reverse = reversed_data(test, parallel, f"{len(parallel):,} parallel pairs, French to English")
-backward = lesson.train("bahdanau", data=reverse, budget_share=2,
-                        label="French to English" if not data.real  # --data: its languages
-                        else f"{data.tgt_lang} to {data.src_lang}")
+reverse = reversed_data(test, parallel, f"{len(parallel):,} parallel pairs, {TGT} to {SRC}")
+backward = lesson.train("bahdanau", data=reverse, budget_share=2, label=f"{TGT} to {SRC}")
 r_backward = lesson.evaluate(backward, data=reverse)
 start = time.perf_counter()
 synthetic = back_translate(lesson.translator(backward, reverse), french_only)
-print(f"back-translated {len(synthetic):,} French sentences in "
+print(f"back-translated {len(synthetic):,} {TGT} sentences in "
       f"{time.perf_counter() - start:.1f} s; for example:")
 for en, fr in synthetic[:2]:
     print(f"  {fr}\n    -> {en}")
@@ -304,7 +303,7 @@ augmented = with_training_pairs(
 bt = lesson.train("bahdanau", label="base, back-translation", data=augmented,
                   start_from=first)
 r_bt = lesson.evaluate(bt, data=test)
-print(format_table(["English to French, same test sentences", "training pairs", "epochs",
+print(format_table([f"{SRC} to {TGT}, same test sentences", "training pairs", "epochs",
                     "BLEU", "exact match"],
                    [[t.name, f"{n:,}", t.epochs_run, f"{r['bleu']:.1f}",
                      f"{r['exact_match']:.1%}"]

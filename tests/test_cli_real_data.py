@@ -315,6 +315,8 @@ def test_lesson_06_on_real_data_back_translates_the_other_language(tmp_path, cap
     text = capfd.readouterr().out
     assert rc == 0, text[-2000:]
     assert "back-translated" in text
+    assert "jpn-only sentences" in text and "en to jpn, same test sentences" in text
+    assert "French" not in text   # the built-in corpus's languages are not named
     record = json.loads((out / "results.json").read_text())
     assert set(record["models"]) == {"base (first phase)", "base, teacher forcing",
                                      "base, scheduled sampling", "base, coverage",
