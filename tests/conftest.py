@@ -43,12 +43,12 @@ def _release_compiled_programs():
     """On JAX, drop every compiled program after each test module.
 
     Each program XLA compiles for the CPU keeps memory mappings of its own code for as
-    long as a jit cache holds it. One pytest process runs the whole suite, and without this
-    the JAX pass reached Linux's limit of 65,530 mappings per process (`vm.max_map_count`)
-    about 80 % of the way through, where XLA's next compile crashed with a segmentation
-    fault. Three test files (test_decoding, test_layers_blocks, test_translator) end with
-    22,646 mappings without this and 1,537 with it, in the same time. Programs still in use
-    are compiled again when next called.
+    long as a jit cache holds it. One pytest process runs the whole suite: without this the
+    JAX pass exceeds Linux's limit of 65,530 mappings per process (`vm.max_map_count`) about
+    80 % of the way through, and XLA's next compile fails with a segmentation fault. Three
+    test files (test_decoding, test_layers_blocks, test_translator) end with 22,646
+    mappings without this and 1,537 with it, in the same time. Programs still in use are
+    compiled again when next called.
     """
     yield
     if keras.backend.backend() == "jax":
