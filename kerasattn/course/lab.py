@@ -194,23 +194,12 @@ def check_lab_model(cls, path) -> None:
         encoded = model.encode(src)
     except Exception as exc:  # noqa: BLE001
         raise _student_error(path, "LabModel.encode", exc) from None
-    if not (isinstance(encoded, (tuple, list)) and len(encoded) == 3):
-        count = f" of {len(encoded)} values" if isinstance(encoded, (tuple, list)) else ""
-        raise LabError(f"{path}: LabModel.encode must return (h_enc, s_0, source_mask); "
-                       f"received {type(encoded).__name__}{count}. Check it with `kerasattn "
-                       f"grade {path}`.")
-    h_enc, s_0, mask = encoded
-    _expect_shapes(path, "LabModel.encode", ("h_enc", "s_0", "source_mask"),
-                   (h_enc, s_0, mask), ((b, s, 2 * u), (b, u), (b, s)))
+    h_enc, s_0, mask = _expect_shapes(path, "LabModel.encode", ("h_enc", "s_0", "source_mask"),
+                                      encoded, ((b, s, 2 * u), (b, u), (b, s)))
     try:
         stepped = model.decode_step(dec[:, 0], s_0, h_enc, mask)
     except Exception as exc:  # noqa: BLE001
         raise _student_error(path, "LabModel.decode_step", exc) from None
-    if not (isinstance(stepped, (tuple, list)) and len(stepped) == 3):
-        count = f" of {len(stepped)} values" if isinstance(stepped, (tuple, list)) else ""
-        raise LabError(f"{path}: LabModel.decode_step must return (logits_t, s_t, alpha_t); "
-                       f"received {type(stepped).__name__}{count}. Check it with `kerasattn "
-                       f"grade {path}`.")
     _expect_shapes(path, "LabModel.decode_step", ("logits_t", "s_t", "alpha_t"), stepped,
                    ((b, p["tgt_vocab_size"]), (b, u), (b, s)))
     try:
@@ -222,6 +211,13 @@ def check_lab_model(cls, path) -> None:
 
 
 def _expect_shapes(path, what, names, values, shapes):
+    """``values`` (what ``what`` returned), checked to be a tuple of ``names`` with
+    ``shapes``; returns it."""
+    if not (isinstance(values, (tuple, list)) and len(values) == len(names)):
+        count = f" of {len(values)} values" if isinstance(values, (tuple, list)) else ""
+        raise LabError(f"{path}: {what} must return ({', '.join(names)}); received "
+                       f"{type(values).__name__}{count}. Check it with `kerasattn grade "
+                       f"{path}`.")
     for name, value, want in zip(names, values, shapes):
         got = _shape(value)
         if got != want:
@@ -229,6 +225,7 @@ def _expect_shapes(path, what, names, values, shapes):
                            f"B=2 sources of S=5 tokens (T=4 target tokens, u=5 units, "
                            f"V_tgt=13); expected {want}. Check it with `kerasattn grade "
                            f"{path}`.")
+    return values
 
 
 # ---------------------------------------------------------------------------------------
