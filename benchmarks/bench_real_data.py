@@ -346,6 +346,8 @@ def run(args) -> list[dict]:
     if args.max_train:
         corpus.train = corpus.train[:args.max_train]
     print(f"{backend}: {corpus!r} ({corpus.report.summary()})", flush=True)
+    args.corpus_sizes = dict(train=len(corpus.train), valid=len(corpus.valid),
+                             test=len(corpus.test))
     tokenizer = None if args.tokenizer == "auto" else args.tokenizer
     vocab_overrides = {k[len("vocab."):]: v for k, v in args.overrides.items()
                        if k.startswith("vocab.")}
@@ -459,13 +461,40 @@ def select_backend(backend: str | None) -> None:
     quiet_tensorflow()   # before keras imports TensorFlow
 
 
+def machine() -> str:
+    """The CPU model and core count, as the records name the machine."""
+    import os
+    import platform
+
+    name = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                name = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{name}, {os.cpu_count()} cores"
+
+
+def record(argv, args, corpus_sizes: dict, rows: list[dict]) -> dict:
+    """What ``--json`` writes: the command (file named by its base name), the corpus's
+    split sizes, the machine and the rows. ``tools/real_data_table.py`` reads it."""
+    words = [a if a != args.file else Path(args.file).name for a in argv]
+    return dict(command="python benchmarks/bench_real_data.py " + " ".join(words),
+                file=Path(args.file).name, reverse=args.reverse, budget=args.budget,
+                corpus=corpus_sizes, machine=machine(), rows=rows)
+
+
 def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
     select_backend(args.backend)
     rows = run(args)
     print(format_table(rows))
     if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=1, ensure_ascii=False))
+        out = record(argv, args, args.corpus_sizes, rows)
+        Path(args.json).write_text(json.dumps(out, indent=1, ensure_ascii=False))
     return 0
 
 

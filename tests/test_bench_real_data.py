@@ -53,7 +53,14 @@ def test_bench_prints_kit_and_baseline_side_by_side(tmp_path, capsys, monkeypatc
     assert table[4].startswith(f"| {backend} | keras_io | words (own)") and len(table) == 5
     import json
 
-    rows = json.loads(out_json.read_text())
+    saved = json.loads(out_json.read_text())
+    rows = saved["rows"]
+    # the record names its command (the file by its base name), the split and the machine
+    assert saved["command"].startswith(
+        "python benchmarks/bench_real_data.py jpn-eng-excerpt.txt --reverse --budget 2")
+    assert saved["file"] == "jpn-eng-excerpt.txt" and saved["reverse"] is True
+    assert saved["corpus"]["train"] == 64 and saved["corpus"]["test"] > 0
+    assert "cores" in saved["machine"]
     # each row's BLEU is sacrebleu's on that row's translations (English target: 13a), and
     # its exact match the share equal to the first reference, token for token
     assert len(scored) == len(rows)

@@ -112,6 +112,23 @@ def test_default_settings_split_the_budget_and_write_under_the_current_directory
     assert options.parse_lesson_args(0, "test", ["--minutes", "0"]).minutes is None
 
 
+def test_a_lesson_may_give_real_data_a_budget_of_its_own(tmp_path, capsys):
+    data = tmp_path / "corpus.txt"
+    data.write_text("hello .\tbonjour .\n")
+    built_in = options.parse_lesson_args(6, "test", [], n_models=8, lesson_minutes=3.5,
+                                         data_minutes=16)
+    real = options.parse_lesson_args(6, "test", ["--data", str(data)], n_models=8,
+                                     lesson_minutes=3.5, data_minutes=16)
+    assert built_in.minutes == round(3.5 / 8, 3) and real.minutes == pytest.approx(2.0)
+    given = options.parse_lesson_args(6, "test", ["--data", str(data), "--minutes", "1"],
+                                      n_models=8, lesson_minutes=3.5, data_minutes=16)
+    assert given.minutes == 1.0                                  # --minutes wins
+    with pytest.raises(SystemExit):
+        options.parse_lesson_args(6, "test", ["--help"], n_models=8, lesson_minutes=3.5,
+                                  data_minutes=16)
+    assert "default 0.4375; 2 with --data" in " ".join(capsys.readouterr().out.split())
+
+
 def test_lesson_script_rejects_unknown_options(capsys):
     with pytest.raises(SystemExit) as exc:
         options.parse_lesson_args(0, "test", ["--lr", "3"])

@@ -1101,6 +1101,11 @@ CLAIMS_LESSON_06: list[Claim] = [
     C(L6, "the parallel share", "A {w} of the training split (at most {} pairs) is the "
       "parallel data", lambda: (_lesson06_fraction(),
                                 thousands(int(in_code(6, r"n_parallel = min\((\d+),"))))),
+    C(L6, "the parallel share on a real file", "half the training split, at most {} pairs, "
+      "is the parallel data", lambda: thousands(int(in_code(
+          6, r"if data\.real:\n    n_parallel = min\(([\d_]+), len\(data\.train_pairs\) // 2")))),
+    C(L6, "the budget on a real file", "the lesson's default budget is {} minutes instead of {}",
+      lambda: (in_code(6, r"data_minutes=([\d.]+)\)"), in_code(6, r"lesson_minutes=([\d.]+),"))),
     C(L6, "the test sentences", "The models are scored on {} test sentences",
       lambda: in_code(6, r"spread\(data\.test_pairs, (\d+)\)")),
     C(L6, "the scheduled-sampling floor", 'TeacherForcingSchedule("linear", min_ratio={}, '

@@ -229,7 +229,8 @@ def run_options_argv(args: argparse.Namespace) -> list[str]:
 
 
 def settings_from_args(args: argparse.Namespace, out: Path, n_models: int = 1,
-                       lesson_minutes: float = DEFAULT_MINUTES) -> Settings:
+                       lesson_minutes: float = DEFAULT_MINUTES,
+                       data_minutes: float | None = None) -> Settings:
     """Check the parsed run options and turn them into :class:`Settings`.
 
     Also applies ``--torch-threads`` (through ``KERASATTN_TORCH_THREADS``, read when torch
@@ -240,6 +241,8 @@ def settings_from_args(args: argparse.Namespace, out: Path, n_models: int = 1,
         out: the output folder when ``--out`` is not given.
         n_models: models the run trains; the default budget is split among them.
         lesson_minutes: the default training budget of the whole run, in minutes.
+        data_minutes: the default budget of the whole run on a real file (``--data``), if
+            it differs from ``lesson_minutes``.
 
     Raises:
         UsageError: an option value out of range, or a missing ``--data`` file.
@@ -270,6 +273,8 @@ def settings_from_args(args: argparse.Namespace, out: Path, n_models: int = 1,
         os.environ["KERASATTN_TORCH_THREADS"] = "auto"
     epochs = args.epochs if args.epochs is not None else (
         QUICK_EPOCHS if args.quick else DEFAULT_EPOCHS)
+    if args.data and data_minutes:
+        lesson_minutes = data_minutes
     minutes = args.minutes if args.minutes is not None else (
         None if args.quick else round(lesson_minutes / max(1, n_models), 3))
     return Settings(quick=args.quick, data=args.data, out=Path(args.out) if args.out else out,
@@ -302,8 +307,8 @@ def notebook_argv() -> list[str]:
 
 
 def parse_lesson_args(number: int, description: str, argv: Sequence[str] | None = None,
-                      n_models: int = 1, lesson_minutes: float = DEFAULT_MINUTES
-                      ) -> Settings:
+                      n_models: int = 1, lesson_minutes: float = DEFAULT_MINUTES,
+                      data_minutes: float | None = None) -> Settings:
     """Parse a lesson's options (see the module docstring); select the Keras backend.
 
     ``--backend`` sets ``KERAS_BACKEND``, so call this before keras is imported. Inside a
@@ -319,19 +324,23 @@ def parse_lesson_args(number: int, description: str, argv: Sequence[str] | None 
         n_models: models the lesson trains; the default time budget is split among them.
         lesson_minutes: the lesson's default training budget in minutes (a lesson with
             more decoding work than training gives less than :data:`DEFAULT_MINUTES`).
+        data_minutes: the default budget on a real file (``--data``), for a lesson whose
+            models need longer on real sentences than on the built-in corpus.
 
     Returns:
         The lesson's :class:`Settings`.
     """
     parser = argparse.ArgumentParser(prog=f"lesson {number:02d}", description=description)
-    add_run_options(parser, out_default=str(lesson_out_dir(number)),
-                    minutes_default=f"{lesson_minutes / max(1, n_models):g}")
+    per_model = f"{lesson_minutes / max(1, n_models):g}"
+    if data_minutes:
+        per_model += f"; {data_minutes / max(1, n_models):g} with --data"
+    add_run_options(parser, out_default=str(lesson_out_dir(number)), minutes_default=per_model)
     if argv is None:
         argv = notebook_argv() if in_notebook() else sys.argv[1:]
     args = parser.parse_args(list(argv))
     try:
         select_backend(getattr(args, "backend", None))
         return settings_from_args(args, lesson_out_dir(number), n_models=n_models,
-                                  lesson_minutes=lesson_minutes)
+                                  lesson_minutes=lesson_minutes, data_minutes=data_minutes)
     except UsageError as exc:
         parser.error(str(exc))
