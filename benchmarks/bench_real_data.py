@@ -480,7 +480,12 @@ def machine() -> str:
 def record(argv, args, corpus_sizes: dict, rows: list[dict]) -> dict:
     """What ``--json`` writes: the command (file named by its base name), the corpus's
     split sizes, the machine and the rows. ``tools/real_data_table.py`` reads it."""
-    words = [a if a != args.file else Path(args.file).name for a in argv]
+    words, skip = [], False
+    for a in argv:
+        if skip or a == "--json" or a.startswith("--json="):   # where it wrote, not what
+            skip = a == "--json" and not skip
+            continue
+        words.append(a if a != args.file else Path(args.file).name)
     return dict(command="python benchmarks/bench_real_data.py " + " ".join(words),
                 file=Path(args.file).name, reverse=args.reverse, budget=args.budget,
                 corpus=corpus_sizes, machine=machine(), rows=rows)

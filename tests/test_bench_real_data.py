@@ -58,6 +58,7 @@ def test_bench_prints_kit_and_baseline_side_by_side(tmp_path, capsys, monkeypatc
     # the record names its command (the file by its base name), the split and the machine
     assert saved["command"].startswith(
         "python benchmarks/bench_real_data.py jpn-eng-excerpt.txt --reverse --budget 2")
+    assert "--json" not in saved["command"]
     assert saved["file"] == "jpn-eng-excerpt.txt" and saved["reverse"] is True
     assert saved["corpus"]["train"] == 64 and saved["corpus"]["test"] > 0
     assert "cores" in saved["machine"]

@@ -1,0 +1,84 @@
+"""tools/real_data_table.py: docs/benchmarks.md's real-data table from bench records."""
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("real_data_table",
+                                              ROOT / "tools" / "real_data_table.py")
+rdt = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(rdt)
+
+
+def row(model, bleu, tps, backend="torch"):
+    return dict(backend=backend, model=model, bleu_single=bleu, tokens_per_second=tps,
+                sources=100)
+
+
+def record(file, backend, rows, reverse=False):
+    return dict(command=f"python benchmarks/bench_real_data.py {file} --backend {backend}",
+                file=file, reverse=reverse, budget=240.0,
+                corpus=dict(train=1000, valid=50, test=120), machine="CPU X, 2 cores",
+                rows=rows)
+
+
+def write(tmp_path, name, rec):
+    (tmp_path / name).write_text(json.dumps(rec))
+
+
+def test_one_row_per_corpus_and_backend_with_ratios_marks_and_beam(tmp_path):
+    write(tmp_path, "a.json", record("deu.txt", "jax", [
+        row("transformer", 30.0, 4000.0, "jax"), row("transformer + beam 4", 31.5, 4000.0, "jax"),
+        row("bahdanau", 20.0, 2000.0, "jax"), row("keras_io", 10.0, 1000.0, "jax")]))
+    write(tmp_path, "b.json", record("jpn-eng.txt", "torch", [
+        row("transformer", 5.0, 500.0), row("keras_io", 10.0, 1000.0)], reverse=True))
+    table = rdt.render(rdt.load_records([tmp_path]))
+    lines = table.splitlines()
+    assert "kit `transformer`" in lines[0] and "transformer beam 4" in lines[0]
+    # the tuned-on corpus first, then the held-out ones
+    assert lines[2].startswith("| Tatoeba jpn-eng, reversed | tuned on | 1,000 / 100 | torch")
+    assert "| 5.0 / 500 | - | 10.0 / 1,000 | 0.50x, 0.5x | - |" in lines[2]
+    assert lines[3].startswith("| gettext de | held out | 1,000 / 100 | jax | 30.0 / 4,000")
+    assert "| 3.00x, 4.0x | 2.00x, 2.0x | 31.5 | - |" in lines[3]
+    assert "`python benchmarks/bench_real_data.py deu.txt --backend jax`" in table
+    assert "Machine: CPU X, 2 cores." in table
+
+
+def test_rewrites_between_markers_and_checks(tmp_path, capsys):
+    write(tmp_path, "a.json", record("spa.txt", "torch", [row("keras_io", 10.0, 1000.0)]))
+    doc = tmp_path / "doc.md"
+    doc.write_text(f"intro\n{rdt.BEGIN_LINE}\nold\n{rdt.END_LINE}\nafter\n")
+    argv = [str(tmp_path / "a.json"), "--doc", str(doc)]
+    assert rdt.main([*argv, "--check"]) == 1
+    assert rdt.main(argv) == 0
+    assert rdt.main([*argv, "--check"]) == 0
+    text = doc.read_text()
+    assert text.startswith("intro\n") and text.endswith(f"{rdt.END_LINE}\nafter\n")
+    assert "old" not in text and "| gettext es | held out |" in text
+
+
+@pytest.mark.parametrize("content, message", [
+    ("[1, 2]", "expected a bench_real_data.py --json record; missing command"),
+    ("{not json", "not a readable JSON record"),
+])
+def test_a_bad_record_is_named(tmp_path, capsys, content, message):
+    (tmp_path / "bad.json").write_text(content)
+    assert rdt.main([str(tmp_path), "--print"]) == 2
+    err = capsys.readouterr().err
+    assert "bad.json" in err and message in err
+
+
+def test_a_document_without_markers_is_named(tmp_path, capsys):
+    write(tmp_path, "a.json", record("spa.txt", "torch", [row("keras_io", 10.0, 1000.0)]))
+    doc = tmp_path / "doc.md"
+    doc.write_text("no markers\n")
+    assert rdt.main([str(tmp_path / "a.json"), "--doc", str(doc)]) == 2
+    assert "needs the two marker lines" in capsys.readouterr().err
+
+
+def test_committed_table_is_current():
+    assert rdt.main(["--check"]) == 0
