@@ -92,6 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model", metavar="MODEL", help="one of: " + ", ".join(model_names))
     options.add_run_options(p, out_default="./outputs/checkpoints/MODEL",
                             minutes_default=f"{options.DEFAULT_MINUTES:g}")
+    p.add_argument("--beam", type=int, default=1, metavar="K",
+                   help="also score the test split decoded by beam search of width K, a row "
+                        "of its own (default 1: greedy only)")
 
     p = sub.add_parser("translate", help="translate a sentence (or a file) with a saved "
                                           "checkpoint")
@@ -231,20 +234,26 @@ def cmd_train(args) -> int:
     from kerasattn.course.train import train_and_save
 
     options.check_model_name(args.model)
+    if args.beam < 1:
+        raise UsageError(f"--beam must be >= 1; received {args.beam}")
     settings = options.settings_from_args(args, options.checkpoint_dir(args.model))
     out = settings.out
-    result = train_and_save(args.model, settings)
+    result = train_and_save(args.model, settings, beam=args.beam)
+    scored = [(args.model, result)]
+    if "beam" in result:
+        scored.append((f"{args.model} + beam {args.beam}", result["beam"]))
     print(format_table(
         ["model", "backend", "epochs", "train time (s)", "tokens/s", "test BLEU",
          "exact match"],
-        [[args.model, result["backend"], result["epochs"], f"{result['train_seconds']:.1f}",
-          f"{result['tokens_per_second']:,.0f}", f"{result['bleu']:.1f}",
-          f"{result['exact_match']:.1%}"]]))
-    if "bleu_multi" in result:
-        print(f"\n{result['test_sources']} distinct test sources: BLEU "
-              f"{result['bleu_single']:.1f} against one reference, {result['bleu_multi']:.1f} "
-              f"against all of each source's references (sacrebleu, tokenize="
-              f"{result['bleu_tokenize']})")
+        [[label, result["backend"], result["epochs"], f"{result['train_seconds']:.1f}",
+          f"{result['tokens_per_second']:,.0f}", f"{r['bleu']:.1f}", f"{r['exact_match']:.1%}"]
+         for label, r in scored]))
+    for label, r in scored:
+        if "bleu_multi" in r:
+            print(f"\n{label}: {result['test_sources']} distinct test sources: BLEU "
+                  f"{r['bleu_single']:.1f} against one reference, {r['bleu_multi']:.1f} "
+                  f"against all of each source's references (sacrebleu, tokenize="
+                  f"{result['bleu_tokenize']})")
     print(f"\ncheckpoint saved in {out}/ (model.keras, src_vocab.json, tgt_vocab.json, "
           f"meta.json; {result['tokenizer']} tokens)")
     print(f"try: kerasattn translate {out} \"{result['example_source']}\" --attention")

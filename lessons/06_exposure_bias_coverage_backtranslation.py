@@ -189,9 +189,9 @@ lesson.curves([base.name, sampled.name], "curves_scheduled_sampling.png",
 #
 # so the model can learn to look elsewhere; a coverage loss
 # $\lambda \sum_t \sum_j \min(\alpha_{tj}, \mathrm{cov}_{tj})$ penalises looking again at
-# covered words (See et al. average it over the target steps; the kit sums over them, padded
-# steps included, and averages over the batch, so its $\lambda = 1$ weighs about as much as
-# their $\lambda = T$). In the kit: `BahdanauAttention(units, coverage=True)`, or
+# covered words (See et al. average it over the target steps; the kit sums over the real
+# target steps, padding left out, and averages over the batch, so its $\lambda = 1$ weighs
+# about as much as their $\lambda = T$, $T$ the target's length). In the kit: `BahdanauAttention(units, coverage=True)`, or
 # `build_model("bahdanau", ..., coverage=True, coverage_loss_weight=1.0)` (the decoder
 # carries $\mathrm{cov}_t$ through its loop).
 #
@@ -239,13 +239,15 @@ def coverage_counts(trained, **decode_kwargs):
 
 
 runs = {"teacher forcing, greedy": coverage_counts(base),
+        "teacher forcing, beam 4": coverage_counts(base, beam=4, coverage_penalty=0.0),
         "teacher forcing, beam 4 + coverage penalty 0.2": coverage_counts(base, beam=4,
                                                                      coverage_penalty=0.2),
         "coverage, greedy": coverage_counts(covered)}
 n_words = runs["teacher forcing, greedy"]["ref_words"]
 n_src = runs["teacher forcing, greedy"]["source_words"]
-print(f"{len(long_pairs)} test sentences longer than 20 words ({n_words:,} reference words, "
-      f"{n_src:,} source words)")
+which = ("test sentences longer than 20 words" if long_pairs is not test.test_pairs else
+         "test sentences (none is longer than 20 words)")
+print(f"{len(long_pairs)} {which} ({n_words:,} reference words, {n_src:,} source words)")
 print(format_table(["base model continued with", "BLEU", "extra words", "missing words",
                     f"source words < {LOW}", f"source words > {HIGH}"],
                    [[k, f"{r['bleu']:.1f}", r["extra"], r["missing"], r["low"], r["high"]]

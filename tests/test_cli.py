@@ -55,6 +55,7 @@ def test_importing_the_command_imports_no_keras_and_no_course_code():
     (["train", "lstm", "--quick"], "MODEL must be one of"),
     (["train", "bahdanau", "--data", "/no/such/fra.txt"], "--data: no such file"),
     (["train", "bahdanau", "--minutes", "-1"], "--minutes must be >= 0; received -1"),
+    (["train", "bahdanau", "--beam", "0"], "--beam must be >= 1; received 0"),
     (["translate", "/no/such/checkpoint", "the cat ."], "CHECKPOINT: no such directory"),
     (["translate", "/no/such/checkpoint", "the cat .", "--beam", "0"], "--beam must be >= 1"),
 ])

@@ -23,7 +23,7 @@ EXCERPT = ROOT / "tests" / "data" / "jpn-eng-excerpt.txt"
 
 
 JPN_ARGV = ["train", "bahdanau", "--quick", "--data", str(EXCERPT), "--reverse", "--seed",
-            "1"]
+            "1", "--beam", "2"]
 
 
 @pytest.fixture(scope="module")
@@ -74,8 +74,16 @@ def test_train_bleu_is_sacrebleu_on_the_checkpoints_own_translations(jpn_run):
     single, multi = sacrebleu_bleu(hyps, [references[s] for s in sources], tokenize="13a")
     assert meta["bleu_single"] == pytest.approx(single, abs=1e-9)
     assert meta["bleu_multi"] == pytest.approx(multi, abs=1e-9)
+    # --beam 2: the same sources decoded by beam search, scored the same way
+    beam_hyps = Translator.load(out).translate(sources, normalized=True, detokenized=False,
+                                               beam=2)
+    single, multi = sacrebleu_bleu(beam_hyps, [references[s] for s in sources],
+                                   tokenize="13a")
+    assert meta["beam"]["width"] == 2 and meta["beam"]["test_sources"] == len(sources)
+    assert meta["beam"]["bleu_single"] == pytest.approx(single, abs=1e-9)
+    assert meta["beam"]["bleu_multi"] == pytest.approx(multi, abs=1e-9)
     # the run scored these very translations (the reloaded model decodes as the trained one)
-    assert [(c["hyps"], c["tokenize"]) for c in scored] == [(hyps, "13a")]
+    assert [(c["hyps"], c["tokenize"]) for c in scored] == [(hyps, "13a"), (beam_hyps, "13a")]
 
 
 def test_train_scores_an_oracle_at_bleu_100(tmp_path, monkeypatch):
@@ -105,15 +113,23 @@ def test_train_scores_an_oracle_at_bleu_100(tmp_path, monkeypatch):
     assert meta["exact_match_multi"] == 1.0
     single, _ = sacrebleu_bleu([last[s] for s in d.test_sources], d.test_references)
     assert meta["bleu_single"] == pytest.approx(single, abs=1e-9)
+    assert meta["beam"]["bleu_multi"] == pytest.approx(100.0)      # beam 2: the same oracle
+    assert meta["beam"]["bleu_single"] == pytest.approx(single, abs=1e-9)
 
 
 def test_train_prints_the_recipe(tmp_path, capsys):
     rc = cli.main(["train", "seq2seq", "--quick", "--data", str(EXCERPT), "--tokenizer",
-                   "word", "--out", str(tmp_path / "c")])
+                   "word", "--out", str(tmp_path / "c"), "--beam", "3"])
     out = capsys.readouterr().out
     assert rc == 0
     assert "recipe for seq2seq:" in out and "word tokens (as asked)" in out
-    assert "against all of each source's references" in out
+    # greedy and beam 3, a table row and a BLEU line each
+    backend = keras.backend.backend()
+    rows = [line.split(f" {backend} ")[0].strip() for line in out.splitlines()
+            if line.startswith("seq2seq") and f" {backend} " in line]
+    assert rows == ["seq2seq", "seq2seq + beam 3"]
+    assert out.count("against all of each source's references") == 2
+    assert "\nseq2seq + beam 3: " in out
     meta = json.loads((tmp_path / "c" / "meta.json").read_text(encoding="utf-8"))
     assert meta["tokenizer"] == "word" and meta["src_lang"] == "en"
     assert meta["bleu_tokenize"] == "char"                               # Japanese target

@@ -179,6 +179,15 @@ def test_coverage_loss_is_added_while_training(backend):
     assert len(decoder.losses) == 1
     assert float(to_numpy(decoder.losses[0])) == pytest.approx(want, rel=1e-5)
     assert want > 0.0
+    # with a target mask, the padded steps add nothing: here the last two of sentence 0
+    target_mask = np.ones((B, 4), bool)
+    target_mask[0, 2:] = False
+    decoder(y, memory, s0, memory_mask=mask, target_mask=target_mask, training=True)
+    per_step = ref.coverage_loss(att, cov)  # (B, T)
+    want = 0.5 * (per_step * target_mask).sum(1).mean()
+    assert per_step[0, 2:].sum() > 0.0
+    assert len(decoder.losses) == 1                     # each call's own loss only
+    assert float(to_numpy(decoder.losses[0])) == pytest.approx(want, rel=1e-5)
     with pytest.raises(ValueError, match="coverage_loss_weight"):
         AttentionGRUDecoder(6, coverage_loss_weight=0.5)
 

@@ -1,6 +1,13 @@
 """`kerasattn hint EXERCISE [N]`: tiered hints, stored beside each exercise's checks."""
 from __future__ import annotations
 
+import ast
+import io
+import re
+import textwrap
+import tokenize
+from pathlib import Path
+
 import pytest
 from course_grading import EXERCISES
 
@@ -17,12 +24,51 @@ def _hints(stem: str) -> list[str]:
     return hints.hints_of(spec_paths()[stem])
 
 
+def _without_comments(code: str) -> str:
+    lines = code.splitlines()
+    for tok in tokenize.generate_tokens(io.StringIO(code).readline):
+        if tok.type == tokenize.COMMENT:
+            row, col = tok.start
+            lines[row - 1] = lines[row - 1][:col].rstrip()
+    return "\n".join(lines)
+
+
+def _solution_code(exercise: Path) -> set[str]:
+    """The code of the solution's student regions, whitespace-normalised, comments dropped:
+    every line, and every simple statement and the expression it assigns or returns, that
+    has 20 characters or more."""
+    text = (exercise.parents[1] / "solutions" / exercise.name).read_text()
+    found = set()
+    for region in re.findall(r"# BEGIN YOUR CODE\n(.*?)\n\s*# END YOUR CODE", text, re.S):
+        code = _without_comments(textwrap.dedent(region))
+        found.update(_flat(line) for line in code.splitlines())
+        for node in ast.walk(ast.parse(code)):
+            if isinstance(node, ast.stmt) and not hasattr(node, "body"):
+                for part in (node, getattr(node, "value", None)):
+                    if part is not None:
+                        found.add(_flat(ast.get_source_segment(code, part)))
+    return {piece for piece in found if len(piece) >= 20}
+
+
 @pytest.mark.parametrize("path", EXERCISES, ids=lambda p: p.stem)
 def test_every_exercise_has_at_least_two_hints(path):
     found = _hints(path.stem)
     assert len(found) >= 2, f"{path.stem}: give its spec a HINTS list of 2 or more hints"
     assert len(set(found)) == len(found), path.stem
     assert all(len(h.split()) >= 8 for h in found), path.stem
+
+
+@pytest.mark.parametrize("path", EXERCISES, ids=lambda p: p.stem)
+def test_no_hint_copies_a_line_of_its_solution(path):
+    """Hints name the steps, the equations and the API; they never hand over solution code."""
+    code = _solution_code(path)
+    assert code, f"{path.stem}: no solution code found between the markers"
+    found = [_flat(h) for h in _hints(path.stem)]
+    copied = [f"hint {n} copies {piece!r}" for piece in sorted(code)
+              for n, hint in enumerate(found, 1) if piece in hint]
+    copied += [f"the hints together copy {piece!r}" for piece in sorted(code)
+               if piece in " ".join(found) and not any(piece in hint for hint in found)]
+    assert not copied, f"{path.stem}: " + "; ".join(copied)
 
 
 def test_hint_3_2_prints_the_second_hint(capsys):

@@ -51,6 +51,25 @@ def test_training_pairs_and_the_reverse_direction(data):
         with_training_pairs(data, [], "none")
 
 
+def test_on_a_real_file_the_recipe_sees_the_pairs_trained_on():
+    """The parallel share of a real file (and its reverse) gets the recipe of its own size
+    and direction, not of the whole file."""
+    from pathlib import Path
+
+    excerpt = Path(__file__).parent / "data" / "jpn-eng-excerpt.txt"
+    real = load_data(Settings(data=str(excerpt)))
+    parallel, _ = split_parallel_and_monolingual(real, 20, 20)
+    small = with_training_pairs(real, parallel, "20 pairs")
+    assert real.stats["train_pairs"] > 40 and small.stats["train_pairs"] == 20
+    assert f"({real.stats['train_pairs']} training pairs)" in real.recipe("bahdanau").reasons[
+        "regularisation"]
+    assert "(20 training pairs)" in small.recipe("bahdanau").reasons["regularisation"]
+    rev = reversed_data(real, parallel, "reverse")
+    assert rev.stats["train_pairs"] == 20
+    assert rev.stats["src"] == real.stats["tgt"] and rev.stats["tgt"] == real.stats["src"]
+    assert real.stats["tgt"]["spaceless"] and not rev.stats["tgt"]["spaceless"]
+
+
 def test_back_translate_pairs_synthetic_sources_with_real_targets():
     class Reverse:
         def translate(self, texts, **kwargs):

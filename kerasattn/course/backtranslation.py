@@ -57,14 +57,15 @@ def split_parallel_and_monolingual(data: LessonData, n_parallel: int, n_monoling
 
 def with_training_pairs(data: LessonData, pairs, description: str) -> LessonData:
     """``data`` with its training split replaced by ``pairs`` (same vocabularies,
-    validation and test)."""
+    validation and test; on a real file, the recipe is chosen for ``len(pairs)`` pairs)."""
     from kerasattn.data import make_arrays
 
     pairs = list(pairs)
     if not pairs:
         raise ValueError("pairs: no training pair given")
+    stats = None if data.stats is None else dict(data.stats, train_pairs=len(pairs))
     return dataclasses.replace(data, train=make_arrays(pairs, data.src_vocab, data.tgt_vocab),
-                               train_pairs=pairs, description=description)
+                               train_pairs=pairs, description=description, stats=stats)
 
 
 def reversed_data(data: LessonData, pairs, description: str) -> LessonData:
@@ -74,8 +75,10 @@ def reversed_data(data: LessonData, pairs, description: str) -> LessonData:
 
     flip = [(t, s) for s, t in pairs]
     valid = [(t, s) for s, t in data.valid_pairs]
+    stats = None if data.stats is None else dict(  # the recipe's view of the reverse data
+        data.stats, src=data.stats["tgt"], tgt=data.stats["src"], train_pairs=len(flip))
     return dataclasses.replace(
-        data, src_vocab=data.tgt_vocab, tgt_vocab=data.src_vocab,
+        data, src_vocab=data.tgt_vocab, tgt_vocab=data.src_vocab, stats=stats,
         train=make_arrays(flip, data.tgt_vocab, data.src_vocab),
         valid=make_arrays(valid, data.tgt_vocab, data.src_vocab),
         train_pairs=flip, valid_pairs=valid, src_lang=data.tgt_lang,

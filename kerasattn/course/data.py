@@ -163,6 +163,9 @@ def _load_real(settings: Settings) -> LessonData:
         train_pairs = list(text.train_pairs)
     train = kdata.make_arrays(train_pairs, src_vocab, tgt_vocab)
     n_train = len(train_pairs)
+    stats = text.stats
+    if settings.train_size and not settings.quick:  # the recipe is for the pairs trained on
+        stats = dict(stats, train_pairs=n_train)
     valid_pairs = spread(corpus.valid or corpus.train[:1], sizes["valid"] or len(corpus.valid))
     valid = kdata.make_arrays(valid_pairs, src_vocab, tgt_vocab)
     n_test = sizes["test"] if settings.quick else settings.max_test
@@ -173,7 +176,7 @@ def _load_real(settings: Settings) -> LessonData:
              f"{len(test_pairs):,} test pairs from {len(sources):,} distinct sources)")
     return LessonData(corpus=corpus, src_vocab=src_vocab, tgt_vocab=tgt_vocab, train=train,
                       valid=valid, test_pairs=test_pairs, description=what, real=True,
-                      stats=text.stats, tokenizer=text.tokenizer,
+                      stats=stats, tokenizer=text.tokenizer,
                       max_train_tokens=text.max_train_tokens,
                       src_lang=str(info.get("src_lang", "en")),
                       tgt_lang=str(info.get("tgt_lang", "fr")), test_sources=sources,

@@ -146,13 +146,15 @@ def train_model(name: str, data: LessonData, settings: Settings, verbose: int | 
                    precision=precision)
 
 
-def train_and_save(name: str, settings: Settings) -> dict:
+def train_and_save(name: str, settings: Settings, beam: int = 1) -> dict:
     """``kerasattn train``: train ``name``, score it on the test split, save a checkpoint.
 
     Args:
         name: one of the seven model names.
         settings: from :func:`kerasattn.course.options.settings_from_args`; the checkpoint
             goes to ``settings.out``.
+        beam: ``k > 1`` also scores the test split decoded by beam search of width ``k``
+            (the translator's length penalty), kept under ``"beam"``.
 
     Returns:
         The checkpoint's ``meta.json`` record (scores, timings, settings, history,
@@ -178,30 +180,41 @@ def train_and_save(name: str, settings: Settings) -> dict:
     srcs = [s for s, _ in d.test_pairs]
     refs = [t for _, t in d.test_pairs]
     translator = lesson_translator(trained.model, d, settings, name)
-    hyps = translator.translate(srcs, normalized=True, detokenized=False)
+
+    def scores(k: int) -> dict:
+        """BLEU and exact match of the test split decoded with beam width ``k``."""
+        start = time.perf_counter()
+        hyps = translator.translate(srcs, normalized=True, detokenized=False, beam=k)
+        got = dict(bleu=float(metrics.corpus_bleu(hyps, refs)),
+                   exact_match=float(metrics.exact_match(hyps, refs)),
+                   decode_seconds=time.perf_counter() - start)
+        if d.real:
+            # one translation per distinct test source, scored against all of its references
+            first = dict(zip(srcs, hyps))
+            grouped = metrics.evaluate_grouped([first[s] for s in d.test_sources],
+                                               d.test_references, tokenize=d.bleu_tokenize)
+            got.update(bleu=float(metrics.multi_reference_bleu(
+                           hyps, [[r] for r in refs], tokenize=d.bleu_tokenize)),
+                       bleu_single=grouped["bleu_single"], bleu_multi=grouped["bleu_multi"],
+                       exact_match_multi=grouped["exact_match_multi"],
+                       test_sources=grouped["sources"])
+        return got
+
     result = dict(model=name, backend=keras.backend.backend(), epochs=trained.epochs_run,
                   train_seconds=trained.train_seconds,
                   tokens_per_second=trained.tokens_per_second or 0.0,
-                  params=trained.params, hparams=trained.hparams,
-                  bleu=float(metrics.corpus_bleu(hyps, refs)),
-                  exact_match=float(metrics.exact_match(hyps, refs)),
+                  params=trained.params, hparams=trained.hparams, **scores(1),
                   settings=settings.signature(), example_source=srcs[0],
                   src_lang=d.src_lang, tgt_lang=d.tgt_lang, tokenizer=d.tokenizer,
                   precision=trained.precision,
                   history=trained.history,
                   # a fixed sample of test pairs: the backend demo scores these everywhere
                   samples=[list(p) for p in spread(d.test_pairs, 32)])
+    if beam > 1:
+        result["beam"] = dict(width=beam, **scores(beam))
     if d.real:
-        # one translation per distinct test source, scored against all of its references
-        first = dict(zip(srcs, hyps))
-        grouped = metrics.evaluate_grouped([first[s] for s in d.test_sources],
-                                           d.test_references, tokenize=d.bleu_tokenize)
-        result.update(bleu=float(metrics.multi_reference_bleu(
-                          hyps, [[r] for r in refs], tokenize=d.bleu_tokenize)),
-                      bleu_single=grouped["bleu_single"], bleu_multi=grouped["bleu_multi"],
-                      exact_match_multi=grouped["exact_match_multi"],
-                      test_sources=grouped["sources"], bleu_tokenize=d.bleu_tokenize,
-                      recipe=recipe.reasons, data=str(settings.data))
+        result.update(bleu_tokenize=d.bleu_tokenize, recipe=recipe.reasons,
+                      data=str(settings.data))
         result["example_source"] = min(d.test_sources, key=lambda s: abs(len(s) - 30))
     translator.meta.update(result)
     translator.save(settings.out)

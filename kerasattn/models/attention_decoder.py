@@ -132,6 +132,8 @@ class AttentionGRUDecoder(keras.layers.Layer):
         initial_state: `s_0`, `(B, u)`.
         memory_mask: bool `(B, S)`, True = real source token. Pass it explicitly: Keras
             masks do not survive recurrent layers.
+        target_mask: bool `(B, T)`, True = real target step; the coverage loss sums over
+            these steps only (None: over every step).
         return_attention: also return the weights of every step.
         training: enables attention dropout (and scheduled sampling).
 
@@ -386,7 +388,7 @@ class AttentionGRUDecoder(keras.layers.Layer):
 
     # -- the loop over the target positions ---------------------------------------------
 
-    def call(self, inputs, memory, initial_state, memory_mask=None,
+    def call(self, inputs, memory, initial_state, memory_mask=None, target_mask=None,
              return_attention=False, training=None):
         bias = (None if memory_mask is None
                 else steps.mask_bias(memory_mask, memory.dtype))  # (bias, keep): (B, S) each
@@ -418,7 +420,7 @@ class AttentionGRUDecoder(keras.layers.Layer):
         xs = ops.transpose(x, (1, 0, 2))  # time-major (T, B, .)
         _, outs = scan(body, init, xs)
         if self.coverage:
-            self._add_coverage_loss(outs["covloss"], training)
+            self._add_coverage_loss(outs["covloss"], training, target_mask)
         outputs = ops.concatenate([outs["s"], outs["c"]], axis=-1)  # (T, B, u + C)
         outputs = ops.transpose(outputs, (1, 0, 2))  # (B, T, u + C)
         if return_attention:
@@ -577,17 +579,23 @@ class AttentionGRUDecoder(keras.layers.Layer):
                              "`attach_feedback(embedding, output_projection)` first.")
         return sampling
 
-    def _add_coverage_loss(self, covloss, training):
+    def _add_coverage_loss(self, covloss, training, target_mask=None):
         """Adds `lambda * mean_b sum_t sum_j min(alpha_tj, cov_tj)` to the layer's losses
-        while training; `covloss` `(T, B)` holds each step's sum over `j`."""
+        while training; `covloss` `(T, B)` holds each step's sum over `j`, and the sum over
+        `t` takes the real target steps only (`target_mask` `(B, T)`; None: every step).
+        A padded step would add about 1 once every word is covered, a term no weight can
+        lower."""
         if self.coverage_loss_weight > 0.0 and training:
+            if target_mask is not None:
+                real = ops.cast(ops.transpose(target_mask), covloss.dtype)  # (T, B)
+                covloss = covloss * real
             covloss = ops.sum(covloss, axis=0)  # sum_t: (B,)
             self.add_loss(self.coverage_loss_weight * ops.mean(covloss))
 
     # -- Keras --------------------------------------------------------------------------
 
     def compute_output_spec(self, inputs, memory, initial_state, memory_mask=None,
-                            return_attention=False, training=None):
+                            target_mask=None, return_attention=False, training=None):
         b, t = inputs.shape[0], inputs.shape[1]
         out = keras.KerasTensor((b, t, self.units + self.context_dim(memory.shape[-1])),
                                 dtype=self.compute_dtype)

@@ -91,7 +91,11 @@ def build_recurrent_attention_model(name, src_vocab_size, tgt_vocab_size, *, emb
     bottleneck = (None if output_units is None else
                   keras.layers.Dense(output_units, name="output_bottleneck"))
     decoder.attach_feedback(embedding, projection, bottleneck)  # scheduled sampling
-    o = decoder(y, h_enc, s0, memory_mask=src_mask)  # [s_t; c_t]: (B, T, u + C)
+    # the coverage loss counts the real target steps only
+    tgt_mask = (SourcePaddingMask(name="target_mask")(tgt)  # (B, T)
+                if coverage and coverage_loss_weight > 0.0 else None)
+    o = decoder(y, h_enc, s0, memory_mask=src_mask,
+                target_mask=tgt_mask)  # [s_t; c_t]: (B, T, u + C)
     o = keras.layers.Dropout(dropout, name="output_dropout")(o)
     if bottleneck is not None:
         o = bottleneck(o)  # t_t = W_t [s_t; c_t] + b_t: (B, T, output_units)

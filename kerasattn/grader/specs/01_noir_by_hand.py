@@ -84,15 +84,18 @@ def _black_wins(outputs, inputs):
 
 
 HINTS = [
-    "e_i = s_prev . h_i for all source words at once is one product of the (T, d) encoder states "
-    "with the (d,) decoder state. Write the softmax from its definition: exponentials divided by "
-    "their sum.",
-    "dot_scores: ops.matmul(h_enc, s_prev) has shape (T,). softmax: subtract ops.max(scores) "
-    "before ops.exp (the result is the same and cannot overflow), then divide by ops.sum. "
-    "context_vector: the (T,) weights times the (T, d) states.",
-    "return ops.matmul(h_enc, s_prev); then e = ops.exp(scores - ops.max(scores)) and return e / "
-    "ops.sum(e); then return ops.matmul(weights, h_enc), which is sum_i alpha_i h_i of shape "
-    "(d,). The answer key in the docstring checks each number.",
+    "Each function is one equation of the docstring, computed for all source words at once. The "
+    "scores e_i = s_prev . h_i of every word are one matrix-vector product; the softmax is "
+    "written out from its definition, exponentials divided by their sum; the context is a "
+    "weighted sum of the rows of h_enc.",
+    "Check the shapes: h_enc (T, d) times s_prev (d,) gives the (T,) scores, and the (T,) weights "
+    "times h_enc (T, d) give the (d,) context. In the softmax, shift the scores by their maximum "
+    "m before exponentiating: exp(e_i - m) / sum_j exp(e_j - m) is the same number and cannot "
+    "overflow. Compare each result with the answer key in the docstring.",
+    "dot_scores: one ops.matmul, the (T, d) encoder states first and the (d,) decoder state "
+    "second. softmax: subtract ops.max of the scores, take ops.exp of the difference, and divide "
+    "those exponentials by their ops.sum (no ops.softmax). context_vector: one ops.matmul with "
+    "the weights first and the encoder states second, which is sum_i alpha_i h_i of shape (d,).",
 ]
 
 SPEC = Spec(

@@ -66,8 +66,10 @@ HINTS = [
     "s_prev @ W_q is (B, u): give it a middle axis of size 1, (B, 1, u), so that it broadcasts "
     "against h_enc @ W_k, (B, T, u). tanh of the sum is (B, T, u); a product with v removes the "
     "last axis.",
-    "query = ops.expand_dims(ops.matmul(s_prev, W_q), 1); keys = ops.matmul(h_enc, W_k); return "
-    "ops.matmul(ops.tanh(query + keys), v), which is (B, T).",
+    "Three steps: project s_prev with ops.matmul by W_q and insert the time axis at position 1 "
+    "(ops.expand_dims), (B, 1, u); project h_enc with ops.matmul by W_k, (B, T, u); apply "
+    "ops.tanh to the sum of the two and take ops.matmul of the result with v, e_{t,i} = v^T "
+    "tanh(W_q s_{t-1} + W_k h_i), which is (B, T).",
 ]
 
 SPEC = Spec(

@@ -107,12 +107,13 @@ HINTS = [
     "Mask the scores before the softmax, not the weights after it: a masked score must become a "
     "number whose exponential is 0, so that the kept weights still sum to 1. A large negative "
     "number such as -1e9 does it without creating an infinity.",
-    "ops.where(mask, scores, ops.full_like(scores, -1e9)) replaces the masked scores, and "
-    "ops.softmax(..., axis=axis) then gives them weight 0. But a row whose scores are all masked "
-    "is now all -1e9, and its softmax is uniform (1/n), not zeros.",
-    "Multiply the softmax by ops.cast(mask, weights.dtype): the kept weights do not change (the "
-    "masked ones were 0 already) and a fully masked row becomes all zeros. With mask=None return "
-    "the plain ops.softmax(scores, axis=axis).",
+    "Replace every masked score by -1e9 with ops.where (where the mask is True the score is kept; "
+    "ops.full_like builds a -1e9 tensor of the scores' shape), then take ops.softmax over axis: "
+    "the masked entries get weight 0. But a row whose scores are all masked is now all -1e9, and "
+    "its softmax is uniform (1/n), not zeros.",
+    "Multiply the softmax by the mask cast to the weights' dtype (ops.cast): the kept weights do "
+    "not change (the masked ones were 0 already) and a fully masked row becomes all zeros. With "
+    "mask=None there is nothing to mask: return the plain ops.softmax over axis.",
 ]
 
 SPEC = Spec(

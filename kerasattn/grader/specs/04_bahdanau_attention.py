@@ -91,12 +91,15 @@ HINTS = [
     "context_vector is a weighted sum over the source axis, batched. call chains three things "
     "you have written: exercise 02's additive score (with the layer's W_q, W_k and v), exercise "
     "03's masked softmax, and context_vector.",
-    "Weights (B, T) against states (B, T, d_k): ops.einsum(\"bt,btd->bd\", weights, h_enc), or "
-    "ops.matmul(weights[:, None, :], h_enc) with the middle axis dropped. In call the projected "
-    "query (B, u) needs a middle axis before it is added to the projected memory (B, T, u).",
-    "query = ops.expand_dims(ops.matmul(query, self.W_q), 1); keys = ops.matmul(memory, "
-    "self.W_k); scores = ops.matmul(ops.tanh(query + keys), self.v); weights = "
-    "masked_softmax(scores, memory_mask); return context_vector(weights, memory), weights.",
+    "Weights (B, T) against states (B, T, d_k): contract the T axis row by row, with ops.einsum "
+    "(subscripts bt and btd to bd) or with ops.matmul after giving the weights a middle axis of "
+    "size 1, which you drop again. In call the projected query (B, u) needs a middle axis, (B, 1, "
+    "u), before it is added to the projected memory (B, T, u).",
+    "call, in order: the additive score of exercise 02 with the layer's own weights, self.W_q on "
+    "the query, self.W_k on the memory and self.v after the tanh, giving (B, T); the kit's "
+    "masked_softmax of those scores with memory_mask, over the source positions (the last axis); "
+    "then your context_vector of the weights and the memory, (B, d_k). Return the pair (context, "
+    "weights).",
 ]
 
 SPEC = Spec(

@@ -120,10 +120,14 @@ OUT_VARIANTS = [Variant(v.name, _out_variant(v.fn), v.hint) for v in VARIANTS]
 HINTS = [
     "Three steps: the scores of every query against every key, scaled by 1/sqrt(d_k); a masked "
     "softmax over the keys; the weighted average of the values.",
-    "ops.matmul(q, ops.swapaxes(k, -1, -2)) has shape (..., T_q, T_k); divide it by "
-    "math.sqrt(q.shape[-1]). masked_softmax(scores, mask, axis=-1) also handles mask=None.",
-    "weights = masked_softmax(ops.matmul(q, ops.swapaxes(k, -1, -2)) / math.sqrt(q.shape[-1]), "
-    "mask, axis=-1); return ops.matmul(weights, v), weights.",
+    "The scores are q times k with its last two axes swapped (ops.swapaxes of axes -1 and -2; "
+    "ops.transpose without axes would reverse every axis, batch included): (..., T_q, d_k) @ "
+    "(..., d_k, T_k) = (..., T_q, T_k). d_k is the size of the last axis of q. The kit's "
+    "masked_softmax also handles mask=None.",
+    "Step by step: the ops.matmul scores divided by sqrt(d_k) with true division (math.sqrt of "
+    "the last dimension of q); masked_softmax of the scaled scores with the mask over the last "
+    "axis (axis=-1, the keys); ops.matmul of those weights with v, (..., T_q, d_v). Return the "
+    "output and the weights, in that order.",
 ]
 
 SPEC = Spec(

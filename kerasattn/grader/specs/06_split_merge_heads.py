@@ -67,13 +67,15 @@ HINTS = [
     "Head i owns a block of d_h consecutive features of every position. Cut the feature axis "
     "first (a reshape), then move the head axis next to the batch axis (a transpose); merging "
     "undoes the two steps in the opposite order.",
-    "split_heads: reshape (B, T, d_model) to (B, T, h, d_h), then ops.transpose(x, (0, 2, 1, 3)) "
-    "gives (B, h, T, d_h). merge_heads: transpose (B, h, T, d_h) back to (B, T, h, d_h), then "
-    "reshape to (B, T, h * d_h).",
-    "batch, length, d_model = ops.shape(x); x = ops.reshape(x, (batch, length, num_heads, "
-    "d_model // num_heads)); return ops.transpose(x, (0, 2, 1, 3)). merge_heads: batch, "
-    "num_heads, length, d_h = ops.shape(x); return ops.reshape(ops.transpose(x, (0, 2, 1, 3)), "
-    "(batch, length, num_heads * d_h)).",
+    "Read the sizes with ops.shape: split_heads starts from (B, T, d_model) and needs d_h = "
+    "d_model // h (integer division); merge_heads starts from (B, h, T, d_h). Split: reshape to "
+    "(B, T, h, d_h), then permute the axes as (0, 2, 1, 3) to get (B, h, T, d_h). Merge: the same "
+    "permutation first, back to (B, T, h, d_h), then reshape to (B, T, h * d_h).",
+    "split_heads: unpack B, T and d_model from ops.shape of x; ops.reshape x to (B, T, h, d_model "
+    "// h); ops.transpose it with the permutation (0, 2, 1, 3), which swaps axes 1 and 2. "
+    "merge_heads: unpack B, h, T and d_h; ops.transpose with the same permutation (it is its own "
+    "inverse); ops.reshape to (B, T, h * d_h). A reshape without the transpose has the right "
+    "shape and the wrong values.",
 ]
 
 SPEC = Spec(

@@ -80,12 +80,13 @@ HINTS = [
     "The mask compares two positions: query i, which sits at absolute position i + offset, and "
     "key j. A column of query positions compared with a row of key positions broadcasts to the "
     "whole (T_q, T_k) matrix.",
-    "ops.arange(query_length)[:, None] + offset is a (T_q, 1) column and "
-    "ops.arange(key_length)[None, :] a (1, T_k) row. Key j is allowed when j <= i + offset: the "
-    "diagonal is included.",
-    "if key_length is None: key_length = query_length; then return "
-    "ops.less_equal(ops.arange(key_length)[None, :], ops.arange(query_length)[:, None] + "
-    "offset), a (T_q, T_k) boolean matrix.",
+    "Build the positions with ops.arange: the query positions i + offset as a (T_q, 1) column (a "
+    "new last axis) and the key positions j as a (1, T_k) row (a new first axis). Key j is "
+    "allowed when j <= i + offset: the diagonal is included, and True means may attend.",
+    "Steps: when key_length is not given, use query_length for it; the column is ops.arange over "
+    "T_q plus offset; the row is ops.arange over T_k; return ops.less_equal of the key row "
+    "against the query column, a (T_q, T_k) boolean matrix (ops.less_equal already returns "
+    "booleans: no cast to numbers).",
 ]
 
 SPEC = Spec(

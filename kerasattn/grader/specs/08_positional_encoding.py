@@ -79,12 +79,14 @@ HINTS = [
     "All the angles form one (T, d_model/2) table: position (a column) times frequency (a row). "
     "The sines and cosines of that table must then be interleaved column by column, not "
     "concatenated.",
-    "pos = ops.arange(start_index, start_index + length, dtype=\"float32\")[:, None]; the "
-    "frequencies are max_wavelength ** (-2i / d_model) for 2i in ops.arange(0, d_model, 2, "
-    "dtype=\"float32\"). ops.stack([sin, cos], axis=-1) gives (T, d_model/2, 2).",
-    "angles = pos * ops.power(max_wavelength, -two_i / d_model)[None, :]; pe = "
-    "ops.stack([ops.sin(angles), ops.cos(angles)], axis=-1); return ops.reshape(pe, (length, "
-    "d_model)), whose columns are sin, cos, sin, cos, ...",
+    "Positions: ops.arange from start_index to start_index + length in float32, made a (T, 1) "
+    "column. Exponents 2i = 0, 2, 4, ...: ops.arange from 0 to d_model in steps of 2, float32, "
+    "(d_model/2,). Frequencies: max_wavelength to the power -2i / d_model (ops.power). Stacking "
+    "sines and cosines on a new last axis gives (T, d_model/2, 2).",
+    "The angles are the (T, 1) positions times the frequencies as a (1, d_model/2) row, (T, "
+    "d_model/2). Take ops.sin and ops.cos of the angles, ops.stack the two on the last axis so "
+    "that each sine sits next to its cosine, (T, d_model/2, 2), and ops.reshape that to (T, "
+    "d_model): the columns come out sin, cos, sin, cos, ...",
 ]
 
 SPEC = Spec(

@@ -111,12 +111,14 @@ HINTS = [
     "LayerNorm normalises the feature vector of each position on its own (mean and variance over "
     "the last axis only), then applies the learned per-feature scale and shift. AddNorm applies "
     "dropout to the sublayer's output, adds the sublayer's input, and normalises the sum.",
-    "ops.mean(x, axis=-1, keepdims=True) and ops.var(x, axis=-1, keepdims=True) broadcast back "
-    "over the features; epsilon goes inside ops.sqrt. In call: dropout on y with "
-    "training=training, then your layer_norm of x + y.",
-    "layer_norm: return gamma * (x - mean) / ops.sqrt(var + epsilon) + beta. AddNorm.call: y = "
-    "self.dropout(y, training=training); return layer_norm(x + y, self.gamma, self.beta, "
-    "self.epsilon).",
+    "The statistics come from ops.mean and ops.var over the last axis with keepdims=True, (..., "
+    "1), so that they broadcast back over the D features. epsilon goes inside the square root. In "
+    "call the dropout acts on y only and needs the training flag; the residual adds x, the "
+    "sublayer's input.",
+    "layer_norm: gamma (x - mean) / sqrt(var + epsilon) + beta, with ops.sqrt for the root. "
+    "AddNorm.call: apply self.dropout to y, passing training on; add x to the result; normalise "
+    "that sum with your layer_norm and the layer's own gamma, beta and epsilon, and return it, "
+    "(B, T, D).",
 ]
 
 SPEC = Spec(

@@ -129,16 +129,16 @@ HINTS = [
     "Read the three equations as three lines: each one calls a sublayer on the previous line's "
     "output and wraps it in its own AddNorm. Only the self-attention is causal, and the queries "
     "always come from the target side.",
-    "Self-attention: the target attends to itself, so query = value = X, both masks are "
-    "decoder_padding_mask, and use_causal_mask=True. Cross-attention: the query is Y1 (not X) "
-    "and the value is H_enc, with query_mask=decoder_padding_mask and "
-    "value_mask=encoder_padding_mask.",
-    "y1 = self.add_norm_1(x, self.self_attention(x, x, query_mask=decoder_padding_mask, "
-    "value_mask=decoder_padding_mask, use_causal_mask=True, training=training), "
-    "training=training); y2 = self.add_norm_2(y1, self.cross_attention(y1, h_enc, "
-    "query_mask=decoder_padding_mask, value_mask=encoder_padding_mask, training=training), "
-    "training=training); return self.add_norm_3(y2, self.ffn(y2, training=training), "
-    "training=training).",
+    "For each attention, name the query, the value and their masks. Self-attention: query and "
+    "value are both X (B, T, d_model), so both masks are the target padding mask, and it is the "
+    "causal one. Cross-attention: the query is Y1, the first AddNorm's output (not X), and the "
+    "value is H_enc (B, S, d_model); its query mask is the target's, its value mask the source's.",
+    "Step by step, passing training to every sublayer: self.self_attention with x as query and "
+    "value, decoder_padding_mask as both query_mask and value_mask, and use_causal_mask=True; Y1 "
+    "is self.add_norm_1 of x and that output. self.cross_attention with Y1 as query and h_enc as "
+    "value, the decoder mask as query_mask and the encoder mask as value_mask; Y2 is "
+    "self.add_norm_2 of Y1 and that output. Return self.add_norm_3 of Y2 and self.ffn of Y2, (B, "
+    "T, d_model).",
 ]
 
 SPEC = Spec(

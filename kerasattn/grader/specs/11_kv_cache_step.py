@@ -89,12 +89,15 @@ HINTS = [
     "Three stages: write k_t and v_t into slot `index` of the cache; attend the query to the "
     "whole updated cache with the empty slots masked out; return the output and the updated "
     "cache.",
-    "keys = ops.slice_update(keys, (0, 0, index, 0), k_t), and the same for the values. The "
-    "scores ops.matmul(q_t, ops.swapaxes(keys, -1, -2)) / math.sqrt(d_h) have shape (B, h, 1, "
-    "S_max).",
-    "mask = causal_mask(1, S_max, offset=index) is True exactly at the slots j <= index; weights "
-    "= masked_softmax(scores, mask); out = ops.matmul(weights, values), (B, h, 1, d_h); return "
-    "out, (keys, values).",
+    "Writing: ops.slice_update takes the start index of every axis of the (B, h, S_max, d_h) "
+    "cache, 0 everywhere except index on the slot axis (axis 2); do it for the keys and for the "
+    "values. Scores: q_t (B, h, 1, d_h) times the keys with their last two axes swapped, (B, h, "
+    "d_h, S_max), gives (B, h, 1, S_max); divide by sqrt(d_h), the last dimension of q_t.",
+    "The mask is exercise 07's causal_mask for one query row against all S_max slots with "
+    "offset=index: True exactly at the slots j <= index, shape (1, S_max), which broadcasts over "
+    "(B, h). Normalise the scaled scores with masked_softmax and that mask (over the last axis), "
+    "multiply the weights by the updated values with ops.matmul, (B, h, 1, d_h), and return that "
+    "output with the updated keys and values as the new cache pair.",
 ]
 
 SPEC = Spec(

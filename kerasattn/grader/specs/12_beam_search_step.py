@@ -112,14 +112,18 @@ HINTS = [
     "Extend every beam by every token: K x V candidates per sentence, each with a summed "
     "log-probability and a length. A finished beam has one candidate only, <eos> at no cost. "
     "Rank all K x V candidates by score / length^alpha and keep the best K.",
-    "Candidate scores: beam_scores[:, :, None] + next_log_probs, (B, K, V); for finished beams, "
-    "ops.where with finished[:, :, None] puts beam_scores at eos_id and -1e9 elsewhere. "
-    "Candidate lengths: beam_lengths + 1 where the beam is unfinished, unchanged where it is "
+    "Candidate scores: the beam scores with a trailing vocabulary axis, (B, K, 1), plus "
+    "next_log_probs, (B, K, V). For finished beams, use ops.where with a boolean <eos> indicator "
+    "over V (ops.one_hot of eos_id, cast to bool) to put beam_scores at eos_id and -1e9 "
+    "elsewhere, and a second ops.where on finished (also with a trailing axis) to choose that "
+    "row. Candidate lengths: beam_lengths + 1 where the beam is unfinished, unchanged where it is "
     "finished.",
-    "Reshape the ranks to (B, K*V) and take ops.top_k(rank, k=K); the flat index i is beam i // "
-    "V and token i % V. Gather the kept scores from the flattened (B, K*V) scores with "
-    "ops.take_along_axis, the lengths and old finished flags with the beam index, and mark a "
-    "kept candidate finished if its beam was or its token is eos_id.",
+    "Rank = candidate score / L^alpha (ops.power of the candidate lengths, given a trailing "
+    "axis). Reshape the ranks to (B, K*V) and keep the best K with ops.top_k (k = K, best first); "
+    "the flat index i is beam i // V and token i % V. Gather the kept scores from the candidate "
+    "scores reshaped the same way with ops.take_along_axis, the lengths and old finished flags "
+    "with the beam index, and mark a kept candidate finished if its beam was or its token is "
+    "eos_id (ops.logical_or).",
 ]
 
 SPEC = Spec(

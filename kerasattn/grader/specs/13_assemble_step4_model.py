@@ -68,15 +68,17 @@ HINTS = [
     "ids, Embedding and GRU for the source, Embedding and PositionalEncoding for the target, "
     "num_layers decoder blocks, a Dense layer to the vocabulary, and keras.Model with a dict of "
     "inputs.",
-    "Source: Embedding(src_vocab_size, d_model, mask_zero=True), then GRU(d_model, "
-    "return_sequences=True). Target: Embedding(tgt_vocab_size, d_model), then "
-    "PositionalEncoding(dropout=dropout, scale_inputs=True). The masks are ops.not_equal(ids, 0) "
-    "on the Input tensors.",
-    "for _ in range(num_layers): y = TransformerDecoderBlock(d_model, num_heads, d_ff, "
-    "dropout=dropout)(y, h_enc, decoder_padding_mask=decoder_padding_mask, "
-    "encoder_padding_mask=encoder_padding_mask); then logits = "
-    "keras.layers.Dense(tgt_vocab_size)(y) and return keras.Model({\"encoder_inputs\": "
-    "encoder_inputs, \"decoder_inputs\": decoder_inputs}, logits).",
+    "Source: an Embedding of src_vocab_size ids into d_model with mask_zero=True (so the GRU "
+    "skips the padding), then a GRU of d_model units with return_sequences=True, (B, S, d_model). "
+    "Target: an Embedding of tgt_vocab_size ids into d_model, then the kit's PositionalEncoding "
+    "with scale_inputs=True and the dropout rate, (B, T, d_model). The two masks are "
+    "ops.not_equal of each Input tensor and 0.",
+    "Then a Python loop that runs num_layers times: each pass creates a new "
+    "TransformerDecoderBlock from d_model, num_heads, d_ff and the dropout rate, and calls it on "
+    "the previous output and the GRU states, with the target mask as decoder_padding_mask and the "
+    "source mask as encoder_padding_mask. A Dense layer of tgt_vocab_size units turns (B, T, "
+    "d_model) into the logits (B, T, V_tgt). keras.Model takes a dict of the two inputs, keyed "
+    "\"encoder_inputs\" and \"decoder_inputs\", and the logits.",
 ]
 
 SPEC = Spec(

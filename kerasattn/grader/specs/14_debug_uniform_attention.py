@@ -95,9 +95,11 @@ HINTS = [
     "axis=1): weights is (B, T_q, T_k), and each decoder step's weights over the source (the "
     "last axis) must sum to 1. Which of the two sums is all ones (over the real source "
     "columns) with the student's code?",
-    "The fix: scale = 1 / math.sqrt(d_k) (// is floor division: 1 // 4.0 == 0.0, so every score "
-    "is 0, the softmax is uniform and W gets no gradient), and masked_softmax(scores, mask, "
-    "axis=-1) (axis=1 normalises over the decoder steps). The rest of the layer is right.",
+    "The fix: two changes in place. The scale must divide 1 by the square root of d_k with true "
+    "division (/), not floor division (//): 1 // 4.0 == 0.0, so every score was multiplied by 0, "
+    "the softmax was uniform and W got no gradient. The masked softmax must normalise over the "
+    "last axis (-1, the source positions T_k), not axis 1, which is the decoder steps. The rest "
+    "of the layer is right.",
 ]
 
 SPEC = Spec(

@@ -319,15 +319,18 @@ HINTS = [
     "bidirectional GRU with the mask, and s_0 from the backward GRU's final state. decode_step: "
     "attention with s_{t-1}, the GRU cell on [embedding; context], the output layer on [s_t; "
     "c_t]. call: a Python loop over the target positions.",
-    "self.encoder(x, mask=source_mask) returns (h, s_fwd, s_bwd), and s_0 = self.bridge(s_bwd). "
-    "In decode_step, self.attention(s_prev, h_enc, memory_mask=source_mask) returns (context, "
-    "weights); the GRU cell's input is ops.concatenate([self.tgt_embedding(y_prev), c_t], "
-    "axis=-1).",
-    "s_t, _ = self.decoder_cell(x_t, s_prev); logits_t = self.output_layer(ops.concatenate([s_t, "
-    "c_t], axis=-1)); return logits_t, s_t, alpha_t. In call: h_enc, s, mask = "
-    "self.encode(inputs[\"encoder_inputs\"]); for t in range(decoder_inputs.shape[1]): logits_t, "
-    "s, _ = self.decode_step(decoder_inputs[:, t], s, h_enc, mask); append logits_t; return "
-    "ops.stack(logits, axis=1).",
+    "encode: the mask is ops.not_equal of the ids and 0, (B, S); the bidirectional encoder, "
+    "called on the embedded source with the mask as its mask argument, returns three tensors, the "
+    "annotations h (B, S, 2u), s_fwd and s_bwd; s_0 is the bridge of s_bwd, (B, u). Return the "
+    "annotations, s_0 and the mask. decode_step: the attention takes s_{t-1} (a 2-D query), the "
+    "annotations and the source mask as memory_mask, and returns c_t (B, 2u) and alpha_t (B, S).",
+    "decode_step, continued: the GRU cell's input is the target embedding of y_{t-1} and c_t "
+    "joined on the last axis (ops.concatenate), (B, E + 2u); the cell, called on it and s_{t-1}, "
+    "returns (s_t, s_t). The output layer reads s_t and c_t joined the same way, (B, V_tgt). "
+    "Return the logits, s_t and alpha_t, in that order. call: encode the encoder inputs once and "
+    "start from s_0; loop in Python over the T target positions; at step t give decode_step "
+    "column t of the decoder inputs (y_{t-1}) and the current state, carry the new state and "
+    "collect the logits in a list; ops.stack the list on axis 1, (B, T, V_tgt).",
 ]
 
 SPEC = Spec(

@@ -91,9 +91,11 @@ HINTS = [
     "y_{t-1} and the label is y_t; compare with what make_teacher_forcing_arrays returns. Then "
     "change the token at the last position of a decoder input: the logits at earlier positions "
     "must not move (position t may only attend to positions <= t). Do they?",
-    "The fix: in make_teacher_forcing_arrays, decoder_inputs = ops.concatenate([ops.full((n, "
-    "1), bos_id, \"int32\"), targets], axis=1) (the labels are right); in TinyDecoder.call, "
-    "pass use_causal_mask=True to self.self_attention.",
+    "The fix: two changes. In make_teacher_forcing_arrays the decoder inputs must be the targets "
+    "shifted right by one: a (N, 1) int32 column of bos_id (ops.full) in front of the targets, "
+    "joined on axis 1 (ops.concatenate), which gives <bos> y of shape (N, L + 1); the labels are "
+    "right as they are. In TinyDecoder.call the self-attention must be causal: also pass "
+    "use_causal_mask=True to self.self_attention, keeping both padding masks.",
 ]
 
 SPEC = Spec(

@@ -189,12 +189,20 @@ HINTS = [
     "The layer is exercise 04's additive attention with one more term inside the tanh: the "
     "coverage of each source position times a learned vector. The loop carries the coverage from "
     "step to step, starting at zero.",
-    "coverage[:, :, None] * self.w_c is (B, S, a) and is added to W_s s_{t-1}, (B, 1, a), and "
-    "W_h h_j, (B, S, a). coverage_loss is ops.sum(ops.minimum(weights, coverage), axis=-1).",
-    "In attend_with_coverage, for each t: context, alpha = attention(queries[:, t], memory, "
-    "coverage, memory_mask=memory_mask); loss = loss + coverage_loss(alpha, coverage); record "
-    "context, alpha and coverage; only then coverage = coverage + alpha. Return the three "
-    "records stacked on axis 1, and the loss.",
+    "Shapes in call: W_s s_{t-1} is (B, a) and needs a source axis, (B, 1, a); W_h h_j is (B, S, "
+    "a); w_c c_tj is the coverage with a trailing axis, (B, S, 1), times the (a,) vector w_c, (B, "
+    "S, a). Their sum goes through tanh and the product with v, e (B, S); the masked softmax over "
+    "the source (last) axis gives the weights, and their weighted sum of the memory rows the "
+    "context (B, d_k). coverage_loss compares alpha_tj and c_tj position by position and reduces "
+    "the source axis: (B, S) to (B,).",
+    "coverage_loss: the elementwise minimum of the weights and the coverage (ops.minimum), summed "
+    "over the last axis (the source positions). attend_with_coverage: start from a zero coverage "
+    "(B, S) (c_1 = 0) and a zero loss (B,) in the memory's dtype; for each step t in a Python "
+    "loop, attend with the query of step t, the memory, the current coverage and the mask; add "
+    "the coverage loss of this step (its weights against the coverage before it) to the loss; "
+    "record the context, the weights and the coverage this step used; only then add the step's "
+    "weights to the coverage, c_{t+1} = c_t + alpha_t. Stack each record on axis 1 (ops.stack) "
+    "and return the three with the loss.",
 ]
 
 SPEC = Spec(

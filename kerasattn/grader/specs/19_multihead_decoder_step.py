@@ -136,14 +136,19 @@ HINTS = [
     "head, score each source position and normalise over the source, sum the values, merge "
     "the heads with W_o. call attends first, then feeds [y_{t-1}; c_t] and s_{t-1} to the GRU "
     "cell.",
-    "q = ops.einsum(\"bu,uhk->bhk\", s_prev, self.query_kernel) + self.query_bias is (B, h, "
-    "d_h); keys and values use \"bsd,dhk->bhsk\" and their bias with a source axis, "
-    "bias[:, None, :]. Scores: ops.einsum(\"bhk,bhsk->bhs\", q, k) / math.sqrt(self.d_h), "
-    "then masked_softmax with source_mask[:, None, :].",
-    "heads = ops.einsum(\"bhs,bhsk->bhk\", alpha, v); c_t = ops.einsum(\"bhk,hkd->bd\", heads, "
-    "self.output_kernel) + self.output_bias; return c_t, alpha. In call: c_t, alpha = "
-    "self.attend(s_prev, h_enc, source_mask); s_t, _ = self.cell(ops.concatenate([y_prev, "
-    "c_t], axis=-1), s_prev); return s_t, c_t, alpha.",
+    "Project with ops.einsum, one contraction per tensor: s_prev (B, u) with query_kernel (u, h, "
+    "d_h) gives q (B, h, d_h), plus query_bias (h, d_h); h_enc (B, S, D) with key_kernel or "
+    "value_kernel (D, h, d_h) gives (B, h, S, d_h), and their biases (h, d_h) need a source axis "
+    "in the middle, (h, 1, d_h). The scores contract d_h between q and each K_ij, (B, h, S), "
+    "divided by sqrt(d_h), the head size (not d_model). The mask (B, S) gets a head axis, (B, 1, "
+    "S).",
+    "Normalise the scores over the source axis with masked_softmax: alpha (B, h, S). Each head is "
+    "the alpha-weighted sum of its values over S, (B, h, d_h) (an ops.einsum). Merge the heads "
+    "with one more ops.einsum against output_kernel (h, d_h, d_model) that contracts both h and "
+    "d_h, plus output_bias: c_t (B, d_model); attend returns (c_t, alpha). call: attend with "
+    "s_prev first; join y_prev and c_t on the last axis, in that order (ops.concatenate, (B, E + "
+    "d_model)); the GRU cell on that input and s_prev returns (s_t, s_t); return s_t, c_t and "
+    "alpha, in that order.",
 ]
 
 SPEC = Spec(

@@ -158,13 +158,17 @@ HINTS = [
     "FeedForward widens each position with W1 and b1, applies the ReLU, and projects back "
     "with W2 and b2. The block has two sublayers, each followed by its AddNorm, and the "
     "second sublayer reads the first AddNorm's output Z.",
-    "Self-attention: query and value are both H, and the padding mask is both the query_mask "
-    "and the value_mask. AddNorm adds its first argument to its second: add_norm_1(h, "
-    "attention output), then add_norm_2(z, ffn(z)).",
-    "FeedForward.call: return ops.matmul(ops.relu(ops.matmul(x, self.W1) + self.b1), self.W2) "
-    "+ self.b2. Block: a = self.attention(h, h, query_mask=padding_mask, "
-    "value_mask=padding_mask, training=training); z = self.add_norm_1(h, a, "
-    "training=training); return self.add_norm_2(z, self.ffn(z), training=training).",
+    "FeedForward: x (B, T, d_model) @ W1 (d_model, d_ff) + b1 is (B, T, d_ff) and the ReLU acts "
+    "there, on the hidden layer only; @ W2 (d_ff, d_model) + b2 brings it back to (B, T, "
+    "d_model), with no ReLU on the output (it goes into a residual sum). Self-attention: query "
+    "and value are both H, and padding_mask is both the query_mask and the value_mask. AddNorm "
+    "adds its first argument to its second: H and the attention output first, then Z and the FFN "
+    "output.",
+    "FeedForward.call: ops.relu of (ops.matmul of x and W1, plus b1), then ops.matmul of that "
+    "with W2, plus b2: ReLU(x W1 + b1) W2 + b2. Block: self.attention with h as query and value, "
+    "padding_mask as both masks and training passed on; Z is self.add_norm_1 of h and that "
+    "output; then self.ffn of Z; return self.add_norm_2 of Z and the FFN output. Pass training to "
+    "both AddNorms.",
 ]
 
 SPEC = Spec(

@@ -124,13 +124,16 @@ HINTS = [
     "Three lines, in order: the masked self-attention over X with its AddNorm gives Y, the "
     "cross-attention from Y to H_enc with its AddNorm gives Z, and the GRU runs over Z from "
     "s_0. Only the self-attention is causal; only the cross-attention needs a padding mask.",
-    "Self-attention: query = value = X and use_causal_mask=True. Cross-attention: the query is "
-    "Y, the value is h_enc, value_mask=encoder_padding_mask. The GRU: self.gru(z, "
-    "initial_state=initial_state, training=training).",
-    "a1 = self.self_attention(x, x, use_causal_mask=True, training=training); y = "
-    "self.add_norm_1(x, a1, training=training); a2 = self.cross_attention(y, h_enc, "
-    "value_mask=encoder_padding_mask, training=training); z = self.add_norm_2(y, a2, "
-    "training=training); return self.gru(z, initial_state=initial_state, training=training).",
+    "Self-attention: query and value are both X (B, T, d_model), with use_causal_mask=True and no "
+    "padding mask (the causal mask already keeps real positions from the padding after them). "
+    "Cross-attention: the query is Y (not X), the value is h_enc (B, S, d_model), and the value "
+    "mask is encoder_padding_mask; no query mask. The GRU needs s_0 as its initial state; without "
+    "it, it starts from zeros.",
+    "Step by step, passing training to every sublayer: self.self_attention with x as query and "
+    "value and the causal flag; Y is self.add_norm_1 of x and that output. self.cross_attention "
+    "with Y as query, h_enc as value and the source padding mask as value_mask; Z is "
+    "self.add_norm_2 of Y and that output. Return self.gru run over Z with its initial_state "
+    "argument set to the given s_0: the states s_1 .. s_T, (B, T, u).",
 ]
 
 SPEC = Spec(

@@ -366,17 +366,19 @@ HINTS = [
     "embedding and its positional encoding, num_layers decoder blocks, a Dense layer to the "
     "vocabulary; then keras.Model with a dict of inputs. Name the layers as the exercise "
     "lists.",
-    "h = keras.layers.Embedding(src_vocab_size, d_model, name=\"src_embedding\")(encoder_inputs), "
-    "then h = PositionalEncoding(dropout=dropout, scale_inputs=True)(h); for i in "
-    "range(num_layers): h = TransformerEncoderBlock(d_model, num_heads, d_ff, "
-    "dropout=dropout, name=f\"encoder_block_{i}\")(h, padding_mask=encoder_padding_mask). The "
-    "masks are ops.not_equal(ids, 0) on the Input tensors.",
-    "The target side is the same with tgt_embedding, then for i in range(num_layers): y = "
-    "TransformerDecoderBlock(d_model, num_heads, d_ff, dropout=dropout, "
-    "name=f\"decoder_block_{i}\")(y, h, decoder_padding_mask=decoder_padding_mask, "
-    "encoder_padding_mask=encoder_padding_mask); logits = keras.layers.Dense(tgt_vocab_size, "
-    "name=\"output_projection\")(y); return keras.Model({\"encoder_inputs\": encoder_inputs, "
-    "\"decoder_inputs\": decoder_inputs}, logits).",
+    "Source side: an Embedding of src_vocab_size ids into d_model named \"src_embedding\", then a "
+    "PositionalEncoding with scale_inputs=True and the dropout rate; then a Python loop over the "
+    "num_layers block indices i, each pass creating a TransformerEncoderBlock from d_model, "
+    "num_heads, d_ff and the dropout rate, named encoder_block_{i} (an f-string), and calling it "
+    "on the previous output with the source mask as padding_mask. The two masks are ops.not_equal "
+    "of each Input tensor and 0.",
+    "Target side, the same pattern: an Embedding named \"tgt_embedding\", its own "
+    "PositionalEncoding, and num_layers TransformerDecoderBlocks named decoder_block_{i}, each "
+    "called on the previous decoder output and on H_enc, the output of the last encoder block, "
+    "with the target mask as decoder_padding_mask and the source mask as encoder_padding_mask. A "
+    "Dense layer of tgt_vocab_size units named \"output_projection\" gives the logits; "
+    "keras.Model takes a dict of the two inputs, keyed \"encoder_inputs\" and \"decoder_inputs\", "
+    "and the logits.",
 ]
 
 SPEC = Spec(

@@ -161,15 +161,17 @@ def _all_padding(outputs, inputs):
 
 
 HINTS = [
-    "Two pieces broadcast into q: ops.one_hot(labels, V) with shape (B, T, V), and a (V,) "
-    "row that is 1 everywhere except at pad_id. Scale the first by (1 - eps), the second "
-    "by eps / (V - 1), and add them.",
-    "The real tokens are ops.not_equal(labels, pad_id), a (B, T) boolean. Cast it to "
-    "float, give it a last axis of size 1 and multiply q by it: padded rows become zeros. "
-    "Its sum is N, the number of real tokens.",
-    "l_bt = -ops.sum(q * ops.log_softmax(logits, axis=-1), axis=-1) is already 0 at padded "
-    "positions because their q rows are zeros; the loss is ops.sum(l) / ops.maximum(N, 1.0), "
-    "which is 0, not NaN, when the batch holds padding only.",
+    "Two pieces broadcast into q: the one-hot of the labels over the V ids (ops.one_hot), (B, T, "
+    "V), and a (V,) row that is 1 everywhere except at pad_id. Scale the first by (1 - eps), the "
+    "second by eps / (V - 1), and add them.",
+    "The real tokens are where the labels differ from pad_id (ops.not_equal), a (B, T) boolean. "
+    "Cast it to float, give it a last axis of size 1 and multiply q by it: padded rows become "
+    "zeros. Its sum is N, the number of real tokens.",
+    "masked_smoothed_cross_entropy can reuse smoothed_targets, with V the last dimension of the "
+    "logits. l_bt = -sum_v q_v log p_v: log p is ops.log_softmax of the logits over the last "
+    "axis, and the sum over v runs over the last axis too, (B, T); it is already 0 at padded "
+    "positions because their q rows are zeros. The loss is the sum of all l_bt divided by max(N, "
+    "1) (ops.maximum), which is 0, not NaN, when the batch holds padding only.",
 ]
 
 SPEC = Spec(

@@ -132,9 +132,11 @@ HINTS = [
     "Check the formula at step = warmup_steps: both terms equal warmup_steps^-0.5, so the "
     "peak is (d_model * warmup_steps)^-0.5. Before the peak the rate grows linearly, after "
     "it the rate falls as 1 / sqrt(step).",
-    "In __call__, the optimizer's first update has iteration 0, the paper's step 1: "
-    "step = ops.cast(iteration, \"float32\") + 1.0, then return "
-    "transformer_learning_rate(step, self.d_model, self.warmup_steps).",
+    "transformer_learning_rate: cast step to float32 (ops.cast); the decay term is step^-0.5 "
+    "(ops.power) and the warm-up term step * warmup_steps^-1.5; return d_model^-0.5 times their "
+    "ops.minimum. WarmupSchedule.__call__: the optimizer's first update has iteration 0, the "
+    "paper's step 1, so cast the iteration to float32 and add 1, then return "
+    "transformer_learning_rate of that step with the schedule's own d_model and warmup_steps.",
 ]
 
 SPEC = Spec(

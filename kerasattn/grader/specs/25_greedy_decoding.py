@@ -152,17 +152,18 @@ def _pad_after_eos(outputs, inputs):
 
 
 HINTS = [
-    "Start from y_0 = <bos> for every row: ops.full((batch_size,), bos_id, dtype=\"int32\"). "
-    "Each step calls step_fn(tokens, state, t), keeps the returned state for the next step, "
-    "and takes ops.argmax(logits, axis=-1) as the next tokens, which are also the next "
-    "step's input.",
+    "Start from y_0 = <bos> for every row: a (B,) int32 tensor filled with bos_id (ops.full). "
+    "Each step calls step_fn with the previous tokens, the state and t, keeps the returned state "
+    "for the next step, and takes the argmax of the logits over the last axis, cast to int32, as "
+    "the next tokens, which are also the next step's input.",
     "Keep two (B,) tensors across steps: finished (bool, starts False) and lengths (int, "
     "starts 0). Within a step: replace the argmax by <pad> where the row had already "
     "finished (ops.where), add 1 to the length of the rows that had not, and only then "
     "mark the rows whose token is <eos> as finished (ops.logical_or).",
-    "Append each step's (B,) tokens to a Python list and return ops.stack(columns, axis=1); "
-    "after appending, `if bool(ops.all(finished)): break` ends the loop early, and "
-    "range(max_length) caps it.",
+    "Append each step's (B,) tokens to a Python list and ops.stack the list on axis 1 for "
+    "\"tokens\", (B, T_out). A Python loop over range(max_length) caps the steps; after "
+    "appending, leave it early with break once every row has finished (ops.all of finished, "
+    "turned into a Python bool). Return the dict of \"tokens\", \"lengths\" and \"finished\".",
 ]
 
 SPEC = Spec(

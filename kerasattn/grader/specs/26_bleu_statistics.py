@@ -143,13 +143,13 @@ PAPINENI_VARIANTS = [
 
 
 HINTS = [
-    "ngram_counts is one line: Counter(tuple(tokens[i:i + n]) for i in range(...)). In "
-    "clipped_matches, work out for every n-gram the most times it occurs in any single "
-    "reference, then credit each hypothesis n-gram with min(its count, that maximum).",
-    "closest_reference_length: min(ref_lengths, key=...) with a key that sorts by the "
-    "distance to the hypothesis length first and by the length itself second (so a tie "
-    "goes to the shorter). brevity_penalty: 1 when c >= r, exp(1 - r / c) when 0 < c < r, "
-    "0 when c = 0.",
+    "ngram_counts: a collections.Counter of the tuples of n consecutive tokens, one tuple for "
+    "every start position i from 0 to L - n. In clipped_matches, work out for every n-gram the "
+    "most times it occurs in any single reference, then credit each hypothesis n-gram with "
+    "min(its count, that maximum).",
+    "closest_reference_length: the built-in min over ref_lengths with a key that sorts by the "
+    "distance to the hypothesis length first and by the length itself second (so a tie goes to "
+    "the shorter). brevity_penalty: 1 when c >= r, exp(1 - r / c) when 0 < c < r, 0 when c = 0.",
     "corpus_bleu_statistics: one loop over the sentences adds len(hyp) to sys_len, the "
     "closest reference length to ref_len, and for n = 1 .. max_order the matches and totals "
     "of clipped_matches to counts[n - 1] and totals[n - 1]. Then bp from the two sums, and "
