@@ -170,11 +170,13 @@ lesson.curves([base.name, sampled.name], "curves_scheduled_sampling.png",
 # What to look for: the "drop" column is exposure bias in numbers, the accuracy a model
 # loses after one wrong input word; it is there in both rows. Scheduled sampling aims at a
 # smaller drop, at some cost in accuracy on clean prefixes (it trained on fewer of them).
-# Within one short share of training the two rows often differ by less than a point
+# Within one short share of training the two drops often differ by less than a point
 # either way (docs/lessons.md lists the runs on each backend): the model's own
 # predictions are right most of the time, so sampling them shows it few mistakes to
-# recover from. A claim that scheduled sampling helps needs more than one run's
-# difference of that size.
+# recover from. Sampling also costs time: each step must predict its next input before it
+# can run, so the continuation fits fewer epochs (compare them), and where a backend fits
+# only a few, BLEU falls for that reason alone. A claim that scheduled sampling helps
+# needs more than one run's difference of that size.
 
 # %% [markdown]
 # ## Repetition, dropped words and coverage
@@ -257,6 +259,12 @@ lesson.record("coverage, long test sentences",
                for k, r in runs.items()})
 
 # %% [markdown]
+# What to look for: with coverage, far fewer source words are hardly read (the
+# "< 0.5" column). Whether BLEU and the missing words follow depends on the passes the
+# continuation fits in its share: the new weight $w_c$ and the loss need epochs to pay off
+# (docs/lessons.md lists the runs on each backend). Beam search alone, and with the
+# coverage penalty, needs no training at all: compare its two rows.
+#
 # Where the two models differ, on one long sentence: the total attention each source word
 # received. The sentence is the one where coverage brings the totals closest to 1 compared
 # with the plain model: the most favourable case, not a typical one. Bars near 1 are words read once; a bar near 0 is a word the translation
@@ -327,10 +335,10 @@ lesson.figure(plots.bleu_vs_length, "bleu_vs_length_backtranslation.png",
 # %% [markdown]
 # What to look for: back-translation buys real French at the price of noisy English, and
 # of fewer passes over the clean pairs in the same time (compare the epochs column). With
-# ten passes over the larger set, exact matches rose 5 points and BLEU held; with five or
-# fewer (a slower backend, a busier machine), both fell: the noise cost more than the new
-# French brought (docs/lessons.md lists the runs on each backend). A larger `--minutes`
-# fits more passes: compare for yourself.
+# ten passes over the larger set, BLEU and exact matches rose; with six or fewer (a slower
+# backend, a busier machine), BLEU fell: the noise cost more than the new French brought
+# (docs/lessons.md lists the runs on each backend). A larger `--minutes` fits more passes:
+# compare for yourself.
 
 # %% [markdown]
 # ## Check your understanding
