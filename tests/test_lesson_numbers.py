@@ -1206,6 +1206,9 @@ ALLOWED: list[Allowed] = [
       "instead of 64: 84.0-92.1 over three runs", "alternatives for step 3, " + ONCE),
     A(DOCS, "re:\\| `06_exposure_bias_coverage_backtranslation` \\|(?:[^|]*\\|){4}",
       LESSON_06),
+    A(DOCS, "re:\\*\\*On a real file\\.\\*\\* `kerasattn --backend torch lesson 6[\\s\\S]*?"
+      "nothing in minutes\\.", "lesson 06 on jpn-eng.txt, one run, as it printed it: its "
+      "record is docs/measured/lesson_06_jpn-eng_torch.json"),
     A(DOCS, "re:lesson 06, which [^|]*?(?=; `--minutes` sets the minutes per share)", LESSON_06),
     A(DOCS, "re:`kerasattn --backend B lesson 6`, one run per backend[\\s\\S]*?the real "
       "French brings\\.",

@@ -79,8 +79,8 @@ def test_lesson_quick_writes_its_figures(number, out_root, capsys):
     if number == 6:   # the tables lesson 06 prints are kept in its record
         kept = record["measurements"]
         assert set(kept["coverage, long test sentences"]) == {
-            "teacher forcing, greedy", "teacher forcing, beam 4 + coverage penalty 0.2",
-            "coverage, greedy"}
+            "teacher forcing, greedy", "teacher forcing, beam 4",
+            "teacher forcing, beam 4 + coverage penalty 0.2", "coverage, greedy"}
         drops = [v for k, v in kept.items() if k.startswith("after one wrong word")]
         assert len(drops) == 2 and all(0 <= d["corrupted"] <= 1 for d in drops)
     for model, r in record["models"].items():
