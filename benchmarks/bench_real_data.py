@@ -27,8 +27,9 @@ model is also decoded by beam search, a row of its own: keras-hub's script has g
 decoding only, so only the greedy rows compare the models); the table gives BLEU
 (sacrebleu, against the first reference of each source and against all of them), exact
 match, and training throughput: target tokens of the batches trained per second of
-training (validation passes excluded; the epoch the budget cuts counts the tokens of the
-batches it ran).
+training (validation passes excluded for the kit's models and keras-hub's; the keras-io
+script times its epochs itself, validation included; the epoch the budget cuts counts the
+tokens of the batches it ran).
 
 Usage:
     python benchmarks/bench_real_data.py FILE [--budget SECONDS] [--models transformer

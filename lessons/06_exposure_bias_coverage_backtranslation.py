@@ -169,7 +169,8 @@ lesson.curves([base.name, sampled.name], "curves_scheduled_sampling.png",
 # %% [markdown]
 # What to look for: the "drop" column is exposure bias in numbers, the accuracy a model
 # loses after one wrong input word; it is there in both rows. Scheduled sampling aims at a
-# smaller drop, at some cost in accuracy on clean prefixes (it trained on fewer of them).
+# smaller drop, possibly at some cost in accuracy on clean prefixes (it trains on fewer of
+# them).
 # Within one short share of training the two drops often differ by less than a point
 # either way (docs/lessons.md lists the runs on each backend): the model's own
 # predictions are right most of the time, so sampling them shows it few mistakes to
