@@ -121,9 +121,10 @@ HINTS = [
     "Rank = candidate score / L^alpha (ops.power of the candidate lengths, given a trailing "
     "axis). Reshape the ranks to (B, K*V) and keep the best K with ops.top_k (k = K, best first); "
     "the flat index i is beam i // V and token i % V. Gather the kept scores from the candidate "
-    "scores reshaped the same way with ops.take_along_axis, the lengths and old finished flags "
-    "with the beam index, and mark a kept candidate finished if its beam was or its token is "
-    "eos_id (ops.logical_or).",
+    "scores reshaped the same way with ops.take_along_axis, the candidate lengths "
+    "(beam_lengths, plus 1 where the beam was unfinished) and the old finished flags with the "
+    "beam index, and mark a kept candidate finished if its beam was or its token is eos_id "
+    "(ops.logical_or).",
 ]
 
 SPEC = Spec(

@@ -162,7 +162,8 @@ def _all_padding(outputs, inputs):
 
 HINTS = [
     "Two pieces broadcast into q: the one-hot of the labels over the V ids (ops.one_hot), (B, T, "
-    "V), and a (V,) row that is 1 everywhere except at pad_id. Scale the first by (1 - eps), the "
+    "V), and a (V,) row that is 1 everywhere except at pad_id (one minus the one-hot of pad_id "
+    "over the V ids). Scale the first by (1 - eps), the "
     "second by eps / (V - 1), and add them.",
     "The real tokens are where the labels differ from pad_id (ops.not_equal), a (B, T) boolean. "
     "Cast it to float, give it a last axis of size 1 and multiply q by it: padded rows become "

@@ -156,7 +156,7 @@ HINTS = [
     "Each step calls step_fn with the previous tokens, the state and t, keeps the returned state "
     "for the next step, and takes the argmax of the logits over the last axis, cast to int32, as "
     "the next tokens, which are also the next step's input.",
-    "Keep two (B,) tensors across steps: finished (bool, starts False) and lengths (int, "
+    "Keep two (B,) tensors across steps: finished (bool, starts False) and lengths (int32, "
     "starts 0). Within a step: replace the argmax by <pad> where the row had already "
     "finished (ops.where), add 1 to the length of the rows that had not, and only then "
     "mark the rows whose token is <eos> as finished (ops.logical_or).",
