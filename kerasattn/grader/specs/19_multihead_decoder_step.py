@@ -134,8 +134,8 @@ def _order_cy(i):
 HINTS = [
     "attend is the first six equations (q_i to c_t): project s_{t-1}, the keys and the values "
     "into every head, score each source position and normalise over the source, sum the "
-    "values, merge the heads with W_o. call attends first, then feeds [y_{t-1}; c_t] and s_{t-1} to the GRU "
-    "cell.",
+    "values, merge the heads with W_o. call attends first, then feeds [y_{t-1}; c_t] and "
+    "s_{t-1} to the GRU cell.",
     "Project with ops.einsum, one contraction per tensor: s_prev (B, u) with query_kernel (u, h, "
     "d_h) gives q (B, h, d_h), plus query_bias (h, d_h); h_enc (B, S, D) with key_kernel or "
     "value_kernel (D, h, d_h) gives (B, h, S, d_h), and their biases (h, d_h) need a source axis "
