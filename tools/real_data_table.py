@@ -176,7 +176,8 @@ def main(argv: list[str] | None = None) -> int:
                       help="exit 1 if the document's table differs from the records")
     args = p.parse_args(argv)
     try:
-        table = render(load_records(args.paths))
+        records = load_records(args.paths)
+        table = render(records)
         if args.print:
             print(table)
             return 0
@@ -191,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
                 return 1
             return 0
         args.doc.write_text(new)
-        print(f"wrote the table of {len(load_records(args.paths))} runs to {args.doc}")
+        print(f"wrote the table of {len(records)} runs to {args.doc}")
         return 0
     except TableError as exc:
         print(f"error: {exc}", file=sys.stderr)
