@@ -43,7 +43,7 @@ Self-check: ``kerasattn grade exercises/01_noir_by_hand.py --backend all``.
 """
 from keras import ops
 
-# Encoder states h_1..h_4 for "The", "black", "cat", "sat" (the course notes, week 4).
+# Encoder states h_1..h_4 for "The", "black", "cat", "sat" (the course notes).
 H_ENC = [[0.1, 0.2], [0.8, 0.9], [0.5, 0.4], [0.3, 0.1]]
 # Decoder state s_2 after generating "Le chat".
 S_PREV = [0.7, 0.8]

@@ -12,9 +12,9 @@ normalisation (as in the d2l book's beam search):
     rank(y)   = score(y) / L(y)^alpha                 L = number of generated tokens
 
 so that long translations are not punished just for having more (negative) terms. Wu et
-al. (2016) use a smoothed penalty instead, ``lp(L) = ((5 + L) / 6)^alpha`` (the kit's
-``length_penalty="gnmt"``, which its beam search uses with alpha = 0.6; lesson 04 compares
-the two); this exercise uses ``L^alpha`` (``length_penalty="power"``).
+al. (2016) use a smoothed penalty instead, ``lp(L) = ((5 + L) / 6)^alpha`` (the
+kit's ``length_penalty_kind="gnmt"``, which its beam search uses with alpha = 0.6; lesson 04
+compares the two); this exercise uses ``L^alpha`` (``length_penalty_kind="power"``).
 
 A beam that has already produced ``<eos>`` is finished: it may only be "extended" by
 ``<eos>`` again, at no cost (its score and length stay the same); every other extension of

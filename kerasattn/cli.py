@@ -181,7 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("number", nargs="?", type=int, default=1, metavar="N",
                    help="which hint (default 1; the last one comes close to the answer)")
 
-    p = sub.add_parser("lab", help="the week-4 lab: train your exercise-16 model beside "
+    p = sub.add_parser("lab", help="the attention lab: train your exercise-16 model beside "
                                     "seq2seq, draw its attention, write a report")
     p.add_argument("exercise_file", nargs="?", metavar="EXERCISE_FILE",
                    help="your exercise-16 file (default: "

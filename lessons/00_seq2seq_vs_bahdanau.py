@@ -62,8 +62,8 @@
 # padding (its states at the real words are done by then), but the backward GRU must start
 # at the last *real* word, or $\overleftarrow{h}_j$ would summarise pad tokens.
 # `kerasattn.layers.EncoderGRU` reverses each sentence within its own length before the
-# backward pass and reverses the result back, so neither direction reads a pad; the decoder
-# then gives the padding weight 0 with the source mask.
+# backward pass and reverses the result back, so no annotation and neither final state
+# depends on a pad; the decoder then gives the padding weight 0 with the source mask.
 #
 # This lesson trains both models on the same data with the same budget and compares their
 # learning curves, their BLEU on the test split, and their BLEU as a function of sentence
@@ -422,7 +422,7 @@ else:
 # - 02 `additive_score`: the additive (concat) score $v^\top \tanh(W s + U h)$.
 # - 03 `masked_softmax`: a softmax that gives padding no weight.
 # - 04 `bahdanau_attention`: the context vector and a Bahdanau attention layer.
-# - 16 `lab_bahdanau_model`: the week-4 lab model, encoder to output layer.
+# - 16 `lab_bahdanau_model`: the attention lab model, encoder to output layer.
 # - 25 `greedy_decoding` and 26 `bleu_statistics`: the decoding loop and the score of this lesson.
 
 # %%

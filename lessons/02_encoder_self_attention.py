@@ -21,7 +21,7 @@
 # $$Z = \operatorname{LayerNorm}\big(H + \operatorname{MHA}(H, H, H, \text{mask})\big),$$
 #
 # $$H' = \operatorname{LayerNorm}\big(Z + \operatorname{FFN}(Z)\big), \qquad
-#   \operatorname{FFN}(x) = \sigma(x W_1 + b_1) W_2 + b_2 .$$
+#   \operatorname{FFN}(x) = \max(0,\, x W_1 + b_1) W_2 + b_2 .$$
 #
 # The decoder is unchanged from step 1: it attends to $H'$ instead of $H$.
 #

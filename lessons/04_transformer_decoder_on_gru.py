@@ -46,8 +46,9 @@
 #   positions, $O(T^2)$ positions over a $T$-token output, and its self-attention scores
 #   $t$ queries against $t$ keys, $t^2$ scores, so $1^2 + 2^2 + \dots + T^2$, $O(T^3)$
 #   scores in total. The cached decoder keeps each block's self-attention keys and values
-#   and computes only the new position: one query against $t$ keys per step, $O(T)$
-#   positions and $O(T^2)$ scores in total. It uses the positional encoding of the new
+#   and computes only the new position: one query against the cache per step (the kit
+#   scores all $T_{max}$ slots and masks those after $t$), $O(T)$ positions and
+#   $O(T \cdot T_{max})$, that is $O(T^2)$, scores in total. It uses the positional encoding of the new
 #   token's true position $t$ (a known bug in teaching code encodes every generated token
 #   at position 0).
 # - *Clone-state for beam search.* Beam search keeps $k$ hypotheses per sentence. Their
@@ -122,8 +123,8 @@ lesson.samples(model)
 #
 # A translation's log-probability $\log P(y \mid x) = \sum_{t=1}^{L} \log p(y_t \mid y_{<t}, x)$
 # adds one negative term per token, so ranking by it alone favours short translations. The
-# kit's beam search (`kerasattn.decoding.beam_search`, behind `translate(...,
-# method="beam")` and the comparison below) divides it by the length penalty of Wu et al.
+# kit's beam search (`kerasattn.decoding.beam_search`, behind `Translator.translate(...,
+# beam=4)` and the comparison below) divides it by the length penalty of Wu et al.
 # (2016, section 7):
 #
 # $$\mathrm{score}(y) = \frac{\log P(y \mid x)}{\mathrm{lp}(L)}, \qquad

@@ -21,7 +21,8 @@ What to fill in: ``split_heads`` and ``merge_heads``.
 
 Hints:
     * Reshape *then* transpose. Reshaping straight to `(B, h, T, d_h)` has the right shape
-      but mixes positions into heads: head 0 would see the first half of the *sequence*.
+      but mixes positions into heads: head 0 would see the first T/h
+      positions of the *sequence* (the first half when h = 2).
     * ``ops.shape(x)`` gives the sizes; ``-1`` in ``ops.reshape`` lets Keras infer one.
     * ``ops.transpose(x, (0, 2, 1, 3))`` swaps axes 1 and 2.
 

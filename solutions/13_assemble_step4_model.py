@@ -1,7 +1,9 @@
 """Exercise 13: assemble step 4, a Transformer decoder on a GRU encoder.
 
-Step 4 of the path keeps the recurrent encoder of the Bahdanau model but replaces the
-recurrent decoder by Transformer decoder blocks that run over the whole target in parallel:
+Step 4 of the path keeps a recurrent encoder but replaces the recurrent decoder by
+Transformer decoder blocks that run over the whole target in parallel. The kit's step-4
+model keeps step 2's encoder (a bidirectional GRU, then self-attention blocks); here a
+single GRU stands in for it:
 
     H_enc  = GRU(Embed(x))                                     (B, S, d_model)
     X      = sqrt(d_model) Embed(y_in) + PE                    (B, T, d_model)

@@ -1,4 +1,4 @@
-"""Exercise 16: the week-4 lab model, Bahdanau et al. (2015) encoder-decoder with attention.
+"""Exercise 16: the attention lab model, Bahdanau et al. (2015) encoder-decoder with attention.
 
 The lab's translator reads the source with a bidirectional GRU and lets every decoder step
 look back at all of it (the "RNNsearch" model of Bahdanau, Cho and Bengio, 2015):
@@ -31,7 +31,8 @@ What to fill in:
     1. ``encode``: source mask, embedding, bidirectional GRU (masked), ``s_0``.
     2. ``decode_step``: one decoder step, exactly the four lines of the decoder above.
     3. ``call``: encode, then the loop over the target positions with teacher forcing
-       (the input at step t is ``decoder_inputs[:, t]`` = y_{t-1}), stacking the logits.
+       (the input of step t = 1 .. T is ``decoder_inputs[:, t-1]`` = y_{t-1}, with
+       y_0 = ``<bos>``), stacking the logits.
 
 Shapes (symbols): ``B`` batch, ``S`` source length, ``T`` target length, ``E`` embedding
 size, ``u`` GRU units, ``a`` attention units, ``V_tgt`` target vocabulary; inputs and output

@@ -17,7 +17,7 @@ decoded (the encoder runs once; then one step per token, with the recurrent stat
 key/value caches carried in ``state``):
 
     logits, state = step_fn(tokens, state, t)
-        tokens : (B,) int32   the previous token of every row (y_{t-1}: <bos> at t = 0)
+        tokens : (B,) int32   the previous token of every row (y_t, with y_0 = <bos>)
         state  : what step_fn returned at the previous step (at t = 0: the ``state``
                  argument of greedy_decode)
         t      : int          the step, 0-based

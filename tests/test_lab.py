@@ -1,4 +1,4 @@
-"""`kerasattn lab`: the week-4 lab on a student's exercise-16 file, on the current backend.
+"""`kerasattn lab`: the attention lab on a student's exercise-16 file, on the current backend.
 
 The solution runs end to end in quick mode (training, decoding with exercise 25's
 greedy_decode or the kit's loop, BLEU, figures, report); an untouched exercise and broken

@@ -175,6 +175,28 @@ def test_a_budget_too_short_to_over_fit_trains_without_dropout_smoothing_or_clip
         recipes.recipe_for("transformer", stats, "jax", budget_seconds=-5)
 
 
+def test_a_budget_of_some_passes_trains_a_transformer_decoder_lightly_regularised():
+    side = dict(mean_words=7.0, p99_words=20, max_words=40, mean_chars=35.0, word_types=5000,
+                singleton_share=0.2, spaceless_share=0.0, spaceless=False)
+    stats = dict(builtin=False, train_pairs=15000, train_sources=15000, src=side,
+                 tgt=dict(side))
+    # 15,000 pairs x 8 target tokens: 240 s at 5,000 tokens/s is 10 passes
+    assert recipes.estimated_epochs(stats, 240, gpu=False) == pytest.approx(10.0)
+    assert recipes.FEW_EPOCHS < 10 < recipes.SHORT_RUN_EPOCHS
+    light = recipes.recipe_for("transformer", stats, "torch", budget_seconds=240, gpu=False)
+    assert light.model_kwargs["dropout"] == 0.1                   # 0.2 by size alone
+    assert light.train["label_smoothing"] == 0.0 and light.train["clipnorm"] is None
+    assert light.reasons["regularisation"].startswith("dropout 0.1, no label smoothing: the "
+                                                      "240 s budget allows about 10.0")
+    assert "no gradient clipping" in light.reasons["clipnorm"]
+    # a GRU decoder, or a budget with room to over-fit, keeps the size rule and smoothing
+    gru = recipes.recipe_for("bahdanau", stats, "torch", budget_seconds=240, gpu=False)
+    long_ = recipes.recipe_for("transformer", stats, "torch", budget_seconds=3600, gpu=False)
+    for kept in (gru, long_):
+        assert kept.model_kwargs["dropout"] == 0.2 and kept.train["label_smoothing"] == 0.1
+        assert "clipnorm" not in kept.train
+
+
 def test_a_target_written_without_spaces_counts_its_tokens_not_its_words():
     """English to Japanese: a Japanese sentence is one "word", so a word count would make a
     short budget look like many passes; the estimate reads characters, then the pieces."""

@@ -13,7 +13,7 @@ Modules (none imports keras at import time, so a lesson can still choose its bac
   :class:`kerasattn.inference.Translator`.
 * :mod:`~kerasattn.course.lesson`: the :class:`Lesson` runner (figures, ``results.json``).
 * :mod:`~kerasattn.course.lesson_helpers`: pieces of single lessons (04, 05).
-* :mod:`~kerasattn.course.lab`: ``kerasattn lab``, the week-4 lab on the student's own
+* :mod:`~kerasattn.course.lab`: ``kerasattn lab``, the attention lab on the student's own
   exercise-16 model (graded, trained beside ``seq2seq``, decoded, drawn, reported).
 * :mod:`~kerasattn.course.backends_demo`: ``kerasattn backends``.
 """

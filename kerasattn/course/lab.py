@@ -1,6 +1,6 @@
-"""``kerasattn lab``: the week-4 lab on the student's own exercise-16 model.
+"""``kerasattn lab``: the attention lab on the student's own exercise-16 model.
 
-The lab of week 4 is *build, train, visualise, compare with seq2seq*. Exercise 16 builds
+The attention lab is *build, train, visualise, compare with seq2seq*. Exercise 16 builds
 ``LabModel`` (a bidirectional-GRU encoder and a Bahdanau attention decoder); this command
 does the rest with the student's code:
 
@@ -614,7 +614,7 @@ def _by_length_table(rows_student, rows_seq2seq) -> str:
 
 
 def run_lab(path, settings: Settings, grade: bool = True) -> dict:
-    """Run the week-4 lab on the exercise-16 file ``path``; returns the results record.
+    """Run the attention lab on the exercise-16 file ``path``; returns the results record.
 
     Args:
         path: the student's exercise-16 file (or its solution).

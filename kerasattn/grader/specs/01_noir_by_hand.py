@@ -4,7 +4,7 @@ import numpy as np
 from kerasattn.grader import properties as P
 from kerasattn.grader.spec import Case, Compare, Property, Spec, Variant
 
-# The course notes' numbers (week 4): h_1..h_4 for "The black cat sat", s_2 after "Le chat".
+# The course notes' numbers: h_1..h_4 for "The black cat sat", s_2 after "Le chat".
 H_ENC = np.array([[0.1, 0.2], [0.8, 0.9], [0.5, 0.4], [0.3, 0.1]])
 S_PREV = np.array([0.7, 0.8])
 

@@ -1,4 +1,4 @@
-"""Checks for exercise 16: the week-4 lab model (Bahdanau et al. 2015 encoder-decoder).
+"""Checks for exercise 16: the attention lab model (Bahdanau et al. 2015 encoder-decoder).
 
 The grader loads its own weights into the layers ``LabModel.__init__`` creates, so the
 encoder, one decoder step and the whole teacher-forced forward pass are compared with a
@@ -329,8 +329,9 @@ HINTS = [
     "returns (s_t, s_t). The output layer reads s_t and c_t joined the same way, (B, V_tgt). "
     "Return the logits, s_t and alpha_t, in that order. call: encode the encoder inputs once and "
     "start from s_0; loop in Python over the T target positions; at step t give decode_step "
-    "column t of the decoder inputs (y_{t-1}) and the current state, carry the new state and "
-    "collect the logits in a list; ops.stack the list on axis 1, (B, T, V_tgt).",
+    "column t of the decoder inputs (the previous word, <bos> at t = 0) and the current state, "
+    "carry the new state and collect the logits in a list; ops.stack the list on axis 1, "
+    "(B, T, V_tgt).",
 ]
 
 SPEC = Spec(
