@@ -125,9 +125,9 @@ lesson.samples(model)
 #
 # The long sentences gain 37-39 BLEU. The shorter buckets change by less than 1 BLEU on
 # TensorFlow and torch, which fit 7 and 8 epochs in the budget; on JAX, which fits 5, they
-# lose 1.2-4.2 BLEU. The two columns differ in learning rate, budget and machine load as
-# well as in the shift, so the table does not isolate the shift's cost on short sentences;
-# the 37-39 BLEU on long ones is far larger than those differences. Set `max_position_shift=0`
+# lose 1.2-4.2 BLEU. The columns differ in learning rate, budget and machine load as well
+# as in the shift, so the table does not isolate the shift's cost on short sentences; its
+# gain on long ones is far larger than those differences. Set `max_position_shift=0`
 # (`lesson.train("transformer", model_kwargs={"max_position_shift": 0})`) to see the
 # failure on long sentences yourself. Attention is not the whole story: how a model
 # represents *position* decides how it generalises in length.

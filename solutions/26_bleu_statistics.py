@@ -23,7 +23,8 @@ the shorter reference):
 
 These are the statistics ``sacrebleu`` reports (``BLEU.corpus_score(...)``: ``counts``,
 ``totals``, ``sys_len``, ``ref_len``, ``bp``, ``score``); the grader compares yours with
-them on a small corpus.
+them on a small corpus, where every count_n is above 0 (when one is 0, sacrebleu's default
+"exp" smoothing gives a small score instead of 0; the counts, totals, lengths and BP agree).
 
 Shapes (symbols): ``N`` sentences; a sentence is a list of token strings.
 

@@ -912,8 +912,8 @@ CLAIMS: list[Claim] = [
                decimal_range(_bucket_bleu(["transformer"], _bucket_labels()[-1:])),
                decimal_range(_bleu(["transformer"])))),
     C(DOCS, "the shift's price per backend",
-      "on TensorFlow ({} epochs) and torch ({}) sentences of up to {} words change by less "
-      "than {} BLEU; on JAX ({} epochs) they lose {},",
+      "On TensorFlow ({} epochs) and torch ({}) sentences of up to {} words change by less "
+      "than {} BLEU; on JAX ({} epochs) they lose {}.",
       lambda: (str(table("transformer", "tensorflow")["epochs"]),
                str(table("transformer", "torch")["epochs"]), str(longest_training_source()),
                _less_than_one((0, 2)), str(table("transformer", "jax")["epochs"]),
