@@ -57,6 +57,12 @@ CORPORA = {
                       "the pairs of `deu.txt` with at most 8 words on each side: "
                       "`awk -F'\\t' 'split($1,a,\" \")<=8 && split($2,b,\" \")<=8' deu.txt "
                       "> deu_short.txt`"),
+    "spa_short.txt": ("gettext es, pairs of <= 8 words a side", HELD_OUT,
+                      "the pairs of `spa.txt` with at most 8 words on each side (the same "
+                      "`awk` line)"),
+    "fra_short.txt": ("gettext fr, pairs of <= 8 words a side", TUNED_ON,
+                      "the pairs of `fra.txt` with at most 8 words on each side (the same "
+                      "`awk` line)"),
 }
 
 

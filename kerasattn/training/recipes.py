@@ -32,20 +32,20 @@ settings its lessons are measured with). A real corpus gets these rules:
   that with a GPU): a model that sees each pair a few times has not begun to over-fit, and
   all three slow early learning. From :data:`FEW_EPOCHS` to :data:`SHORT_RUN_EPOCHS`
   passes a Transformer decoder keeps dropout of at most 0.1 (without any it over-fits and
-  early stopping ends it) but trains without label smoothing or clipping. Measured in pairs with ``python
-  benchmarks/bench_real_data.py jpn-eng.txt``, ``transformer``, one run each (both figures
-  of a pair on the same code and machine; docs/data.md has the current tables):
+  early stopping ends it) but trains without label smoothing or clipping. Measured with
+  ``python benchmarks/bench_real_data.py FILE``, ``transformer``, one run each (the figures
+  of one item on the same code and machine; docs/data.md has the current tables):
 
-  - ``--reverse --budget 150 --backend jax``: BLEU 6.0 without dropout, 1.7 with
+  - ``jpn-eng.txt --reverse --budget 150 --backend jax``: BLEU 6.0 without dropout, 1.7 with
     ``--set model.dropout=0.1``;
-  - ``--budget 240 --backend torch`` (English to Japanese): BLEU 9.8 without label
+  - ``jpn-eng.txt --budget 240 --backend torch`` (English to Japanese): BLEU 9.8 without label
     smoothing or clipping, 8.4 with ``--set label_smoothing=0.1``, 8.6 with ``--set
     clipnorm=1.0``;
   - the gettext English-French pairs of at most 8 words a side (``fra_short.txt``, 11,377
-    training pairs, about 11 passes in 240 s), ``--budget 240 --backend torch``: BLEU 24.6
-    with dropout 0.2 and label smoothing 0.1, 26.4 with neither (early stopping after 10
-    epochs), 28.5 with ``--set model.dropout=0.1 --set label_smoothing=0 --set
-    clipnorm=null``;
+    training pairs, about 10 passes in 240 s by the estimate), ``--budget 240 --backend
+    torch``: BLEU 24.6 with dropout 0.2 and label smoothing 0.1, 26.4 with neither (early
+    stopping after 10 epochs), 28.5 with ``--set model.dropout=0.1 --set label_smoothing=0
+    --set clipnorm=null``;
 - recurrent layers 128 wide from 10,000 pairs; ``bahdanau`` projects to the vocabulary
   through ``output_units`` equal to its units (the projection from `[s_t; c_t]` to
   thousands of subwords is most of its arithmetic);
