@@ -46,6 +46,10 @@ def test_one_row_per_corpus_and_backend_with_ratios_marks_and_beam(tmp_path):
     assert "| 3.00x, 4.0x | 2.00x, 2.0x | 31.5 | - |" in lines[3]
     assert "`python benchmarks/bench_real_data.py deu.txt --backend jax`" in table
     assert "Machine: CPU X, 2 cores." in table
+    # the weakest cell of each kit model, named
+    assert ("Lowest BLEU ratio to the script over these runs: `transformer` 0.50x (Tatoeba "
+            "jpn-eng, reversed, torch, tuned on); `bahdanau` 2.00x (gettext de, jax, held out)."
+            in table)
 
 
 def test_rewrites_between_markers_and_checks(tmp_path, capsys):

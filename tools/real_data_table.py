@@ -119,6 +119,27 @@ def _ratio(row: dict | None, base: dict | None) -> str:
             f"{row['tokens_per_second'] / base['tokens_per_second']:.1f}x")
 
 
+def lowest_ratios(records: list[dict]) -> str:
+    """One sentence: each kit model's lowest BLEU ratio to the script, and where."""
+    parts = []
+    for m in KIT_MODELS:
+        ratios = []
+        for r in records:
+            rows = {row["model"]: row for row in r["rows"]}
+            row, base = rows.get(m), rows.get("keras_io")
+            if row and base and base["bleu_single"]:
+                label, mark = corpus_label(r)
+                ratios.append((row["bleu_single"] / base["bleu_single"], label, mark,
+                               row["backend"]))
+        if ratios:
+            ratio, label, mark, backend = min(ratios)
+            parts.append(f"`{m}` {ratio:.2f}x ({label}, {backend}"
+                         + (f", {mark}" if mark else "") + ")")
+    if not parts:
+        return "No kit model ran beside the script."
+    return "Lowest BLEU ratio to the script over these runs: " + "; ".join(parts) + "."
+
+
 def render(records: list[dict]) -> str:
     """The markdown table, the corpora's notes and the commands, as one block."""
     def order(r):
@@ -153,6 +174,7 @@ def render(records: list[dict]) -> str:
     files = sorted({r["file"] for r in records})
     notes = ["", "Cells: BLEU against one reference (sacrebleu) / target tokens trained per "
              "second. Ratios: BLEU, tokens/s.", ""]
+    notes += [lowest_ratios(records), ""]
     notes += [f"- {CORPORA[f][0]}: {CORPORA[f][2]}" if f in CORPORA else f"- {f}"
               for f in files]
     notes += ["", "Commands (one run each):", ""]
