@@ -48,9 +48,9 @@
 #   scores in total. The cached decoder keeps each block's self-attention keys and values
 #   and computes only the new position: one query against the cache per step (the kit
 #   scores all $T_{max}$ slots and masks those after $t$), $O(T)$ positions and
-#   $O(T \cdot T_{max})$, that is $O(T^2)$, scores in total. It uses the positional encoding of the new
-#   token's true position $t$ (a known bug in teaching code encodes every generated token
-#   at position 0).
+#   $O(T \cdot T_{max})$ scores in total ($O(T^2)$ when the output nears $T_{max}$). It
+#   uses the positional encoding of the new token's true position $t$ (a known bug in
+#   teaching code encodes every generated token at position 0).
 # - *Clone-state for beam search.* Beam search keeps $k$ hypotheses per sentence. Their
 #   decoding states (the K/V caches) are *cloned* when the beam starts (one copy per beam)
 #   and *reordered* after every step, because the best $k$ continuations may all come from

@@ -61,7 +61,8 @@ CORPORA = {
                       "the pairs of `spa.txt` with at most 8 words on each side (the same "
                       "`awk` line)"),
     "fra_short.txt": ("gettext fr, pairs of <= 8 words a side", TUNED_ON,
-                      "the pairs of `fra.txt` with at most 8 words on each side (the same "
+                      "`python benchmarks/gettext_pairs.py --lang fr --max-pairs 20000 --out "
+                      "fra.txt`, then the pairs with at most 8 words on each side (the same "
                       "`awk` line)"),
 }
 

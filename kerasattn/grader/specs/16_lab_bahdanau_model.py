@@ -328,8 +328,8 @@ HINTS = [
     "joined on the last axis (ops.concatenate), (B, E + 2u); the cell, called on it and s_{t-1}, "
     "returns (s_t, s_t). The output layer reads s_t and c_t joined the same way, (B, V_tgt). "
     "Return the logits, s_t and alpha_t, in that order. call: encode the encoder inputs once and "
-    "start from s_0; loop in Python over the T target positions; at step t give decode_step "
-    "column t of the decoder inputs (the previous word, <bos> at t = 0) and the current state, "
+    "start from s_0; loop in Python over the T target positions; at step t = 1 .. T give "
+    "decode_step column t-1 of the decoder inputs (y_{t-1}, <bos> at t = 1) and the current state, "
     "carry the new state and collect the logits in a list; ops.stack the list on axis 1, "
     "(B, T, V_tgt).",
 ]
