@@ -242,30 +242,27 @@ def recipe_for(model_name: str, stats: dict, backend: str | None = None,
     reasons["optimizer"] = (f"batches of {batch_size}, constant learning rate "
                             f"{learning_rate:g} (AdamW, no warm-up), early stopping after 3 "
                             "epochs without progress")
+    transformer_decoder = model_name in _TRANSFORMER_DECODERS
     if passes is not None and passes < FEW_EPOCHS:
         dropout = 0.0
         train["label_smoothing"] = 0.0
         reasons["regularisation"] = (f"no dropout and no label smoothing: the "
                                      f"{budget_seconds:g} s budget allows about {passes:.1f} "
                                      "passes over the data, too few to over-fit")
-        if model_name in _TRANSFORMER_DECODERS:
-            train["clipnorm"] = None
-            reasons["clipnorm"] = ("no gradient clipping (a Transformer decoder at a constant "
-                                   "1e-3 learns faster unclipped in a short budget)")
-    elif (passes is not None and passes < SHORT_RUN_EPOCHS
-          and model_name in _TRANSFORMER_DECODERS):
+    elif passes is not None and passes < SHORT_RUN_EPOCHS and transformer_decoder:
         dropout = min(dropout, 0.1)
         train["label_smoothing"] = 0.0
-        train["clipnorm"] = None
         reasons["regularisation"] = (f"dropout {dropout}, no label smoothing: the "
                                      f"{budget_seconds:g} s budget allows about {passes:.1f} "
                                      "passes over the data, where a Transformer decoder "
                                      "learns more with less regularisation")
-        reasons["clipnorm"] = ("no gradient clipping (a Transformer decoder at a constant "
-                               "1e-3 learns faster unclipped in a short budget)")
     else:
         reasons["regularisation"] = (f"dropout {dropout} ({n:,} training pairs), label "
                                      f"smoothing {train['label_smoothing']:g}")
+    if transformer_decoder and passes is not None and passes < SHORT_RUN_EPOCHS:
+        train["clipnorm"] = None
+        reasons["clipnorm"] = ("no gradient clipping (a Transformer decoder at a constant "
+                               "1e-3 learns faster unclipped in a short budget)")
     model_kwargs = dict(dropout=dropout)
     if model_name in ("transformer", "transformer_decoder_on_gru"):
         model_kwargs["max_position_shift"] = 0
