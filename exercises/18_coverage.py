@@ -9,6 +9,9 @@ et al., 2017) keeps a running sum of the attention weights of the previous steps
 and feeds it into the additive score, so the model can learn to look elsewhere:
 
     e_tj     = v^T tanh(W_s s_{t-1} + W_h h_j + w_c c_tj)
+
+(See et al. score from the current state s_t and add a bias b_attn; the Bahdanau decoder
+here scores from s_{t-1}, without a bias.)
     alpha_t  = masked softmax over j of e_tj          (padding gets weight 0)
     context  = sum_j alpha_tj h_j
 
@@ -16,7 +19,9 @@ A coverage loss penalises attending again to what is already covered:
 
     covloss_t = sum_j min(alpha_tj, c_tj)             (B,)
 
-It is 0 when no source position is attended twice and grows with every repeated look.
+It is 0 only when no position gets weight at two different steps (one-hot attention on
+distinct words, say); with softmax weights it is small but positive, and it grows with
+every repeated look.
 
 What to fill in:
     1. ``CoverageAttention.call``: the score with the coverage term, the masked softmax,
@@ -123,8 +128,9 @@ def attend_with_coverage(attention, queries, memory, memory_mask=None):
 
     Args:
         attention: a built ``CoverageAttention``.
-        queries: the decoder states `s_0 .. s_{T-1}`, `(B, T, d_q)`; step t uses
-            ``queries[:, t]``.
+        queries: the decoder states `s_0 .. s_{T-1}`, `(B, T, d_q)`; step t (t = 1..T)
+            uses ``queries[:, t - 1]`` = `s_{t-1}`, and ``coverages[:, t - 1]`` holds
+            `c_t`.
         memory: the encoder states `(B, S, d_k)`.
         memory_mask: optional boolean `(B, S)`.
 

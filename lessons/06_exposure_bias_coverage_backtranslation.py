@@ -134,10 +134,11 @@ r_base = lesson.evaluate(base, data=test)
 # (`TeacherForcingSchedule("linear", min_ratio=0.5, budget_seconds=...)`: the schedule
 # spans the steps this machine fits in the budget, however many). Then exposure bias
 # itself: both models read each test target teacher-forced, once with the reference words
-# and once with the word at decoder input 2 replaced by a random wrong word, and we count
-# how many of the words after it each model still predicts right. A model trained only on
-# clean prefixes loses more after a wrong word than one that met its own mistakes in
-# training.
+# and once with the second target word (decoder input 2, counting `<bos>` as input 0)
+# replaced by a random wrong word, and we count how many of the later tokens (`<eos>`
+# included) each model still predicts right. Scheduled sampling is meant to shrink that
+# loss, since the model meets its own mistakes in training; the table shows whether it did
+# in this run.
 
 # %%
 from kerasattn.course.lesson_helpers import accuracy_after_a_wrong_word
@@ -157,11 +158,12 @@ r_sampled = lesson.evaluate(sampled, data=test)
 rows = []
 for trained, r in ((base, r_base), (sampled, r_sampled)):
     acc = accuracy_after_a_wrong_word(trained.model, data, test.test_pairs)
-    rows.append([trained.name, f"{r['bleu']:.1f}", f"{acc['clean']:.1%}",
+    rows.append([trained.name, trained.epochs_run, f"{r['bleu']:.1f}", f"{acc['clean']:.1%}",
                  f"{acc['corrupted']:.1%}", f"{100 * acc['drop']:.1f} points"])
     lesson.record(f"after one wrong word: {trained.name}",
                   {k: float(acc[k]) for k in ("clean", "corrupted", "drop")})
-print(format_table(["model", "BLEU", "next words right", "after one wrong word", "drop"],
+print(format_table(["model", "epochs", "BLEU", "next words right", "after one wrong word",
+                    "drop"],
                    rows))
 lesson.curves([base.name, sampled.name], "curves_scheduled_sampling.png",
               title="teacher forcing vs scheduled sampling (linear, 1 -> 0.5)")
@@ -175,8 +177,8 @@ lesson.curves([base.name, sampled.name], "curves_scheduled_sampling.png",
 # either way (docs/lessons.md lists the runs on each backend): the model's own
 # predictions are right most of the time, so sampling them shows it few mistakes to
 # recover from. Sampling also costs time: each step must predict its next input before it
-# can run, so the continuation fits fewer epochs (compare them), and where a backend fits
-# only a few, BLEU falls for that reason alone. A claim that scheduled sampling helps
+# can run, so the continuation fits fewer epochs (the epochs column), and where a backend
+# fits only a few, fewer epochs alone can lower BLEU. A claim that scheduled sampling helps
 # needs more than one run's difference of that size.
 
 # %% [markdown]
@@ -190,11 +192,14 @@ lesson.curves([base.name, sampled.name], "curves_scheduled_sampling.png",
 #
 # $$e_{tj} = v^\top \tanh(W s_{t-1} + U h_j + w_c\, \mathrm{cov}_{tj}),$$
 #
-# so the model can learn to look elsewhere; a coverage loss
+# so the model can learn to look elsewhere (See et al. score from the current state $s_t$
+# and add a bias $b_{\mathrm{attn}}$; the Bahdanau decoder here scores from $s_{t-1}$,
+# without a bias). A coverage loss
 # $\lambda \sum_t \sum_j \min(\alpha_{tj}, \mathrm{cov}_{tj})$ penalises looking again at
 # covered words (See et al. average it over the target steps; the kit sums over the real
 # target steps, padding left out, and averages over the batch, so its $\lambda = 1$ weighs
-# about as much as their $\lambda = T$, $T$ the target's length). In the kit: `BahdanauAttention(units, coverage=True)`, or
+# about as much as their $\lambda = T$, $T$ the target's length). In the kit:
+# `BahdanauAttention(units, coverage=True)`, or
 # `build_model("bahdanau", ..., coverage=True, coverage_loss_weight=1.0)` (the decoder
 # carries $\mathrm{cov}_t$ through its loop).
 #
@@ -343,7 +348,8 @@ lesson.figure(plots.bleu_vs_length, "bleu_vs_length_backtranslation.png",
 # What to look for: back-translation buys real French at the price of noisy English, and
 # of fewer passes over the clean pairs in the same time (compare the epochs column). With
 # ten passes over the larger set, BLEU and exact matches rose; with six or fewer (a slower
-# backend, a busier machine), BLEU fell: the noise cost more than the new French brought
+# backend, a busier machine), BLEU fell: in so few passes the noisy sources and the fewer
+# passes over the clean pairs cost more than the new French brought
 # (docs/lessons.md lists the runs on each backend). A larger `--minutes` fits more passes:
 # compare for yourself.
 
@@ -355,10 +361,11 @@ lesson.figure(plots.bleu_vs_length, "bleu_vs_length_backtranslation.png",
 #
 # <details><summary>Answer</summary>
 #
-# At the start the model's predictions are noise: training on them would teach it to
-# continue from random words before it knows the language. Starting with the reference
-# words lets it learn first; the ratio then falls as its own predictions become worth
-# learning from.
+# Trained from scratch, a model's first predictions are noise: training on them would
+# teach it to continue from random words before it knows the language. Starting with the
+# reference words lets it learn first; the ratio then falls as its own predictions become
+# worth learning from. (In this lesson the continuation starts from a trained model;
+# starting at 1 keeps its first steps the same as the plain continuation's.)
 #
 # </details>
 #

@@ -283,9 +283,10 @@ def _greedy_right(outputs, inputs):
 
 
 HINTS = [
-    "Where to look: each of the four functions has one bug, and the run's log points at most of "
-    "them. The first loss is about 14 where a uniform guess costs 2.30: before any training the "
-    "model is confidently wrong, so look at how large the initial weights (make_initializer) "
+    "Where to look: each of the four functions has a bug (teacher_forcing_ratio one in each "
+    "of its two branches), and the run's log points at most of them. The first loss is about "
+    "14 where a uniform guess costs 2.30: before any training the model is confidently "
+    "wrong, so look at how large the initial weights (make_initializer) "
     "and the attention scores (attention_scores) are. Read the teacher-forcing column: which "
     "way should it go during training? Then look at which token next_decoder_inputs returns "
     "and what it does with the ratio and the draws.",
@@ -297,7 +298,7 @@ HINTS = [
     "at step 0 against 1 (linear) and k / (k + 1) (inverse sigmoid), and whether it ever "
     "rises; next_decoder_inputs with ratio = 1 (must return the reference tokens) and ratio = 0 "
     "(the argmax).",
-    "The fix: one change per function. make_initializer: Glorot (Xavier) uniform initialisation, "
+    "The fix: one change per function, two in teacher_forcing_ratio. make_initializer: Glorot (Xavier) uniform initialisation, "
     "keras.initializers.GlorotUniform with the same seed, instead of a standard normal. "
     "attention_scores: divide the dot products by the square root of the state size d, the last "
     "dimension of s_prev. teacher_forcing_ratio: the linear schedule falls from 1 to its floor, "
