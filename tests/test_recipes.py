@@ -113,8 +113,8 @@ def test_settings_follow_the_size_of_the_data():
                           for n in (8000, 40000))
     assert jax_mid.train["bucket"] is False and jax_large.train["bucket"] is True
     assert recipes.recipe_for("transformer", stats(8000), "torch").train["bucket"] is True
-    # widths: exact where a new width costs no compilation, multiples of 8 on JAX
-    assert jax_large.train["pad_multiple"] == 8
+    # widths: exact where a new width costs no compilation, multiples of 16 on JAX
+    assert jax_large.train["pad_multiple"] == recipes.JAX_PAD_MULTIPLE == 16
     assert [recipes.recipe_for("transformer", stats(40000), b).train["pad_multiple"]
             for b in ("tensorflow", "torch")] == [1, 1]
     rare = recipes.recipe_for("transformer", stats(40000, singletons=0.6))

@@ -17,7 +17,7 @@ settings its lessons are measured with). A real corpus gets these rules:
 - batches of 64 (32 under 2,000 pairs, so that a small corpus still gets many updates),
   grouped by target length, then source length, each as wide as its longest pair; on JAX,
   where every width compiles the train step once, only from :data:`JAX_BUCKET_PAIRS` pairs,
-  with widths rounded up to a multiple of 8;
+  with widths rounded up to a multiple of :data:`JAX_PAD_MULTIPLE` (16);
 - a constant learning rate, no warm-up (1e-3 for Transformer decoders, 3e-3 for the
   single-head GRU decoders, 2e-3 for the others): a run of minutes never reaches the useful
   range of the inverse-square-root decay, and a warm-up only delays learning. The linear
@@ -65,7 +65,7 @@ __all__ = ["Recipe", "Prepared", "PreparedText", "CorpusRun", "corpus_stats", "r
            "choose_tokenizer", "prepare_text", "prepare", "DECISIONS",
            "train_on_corpus", "bleu_tokenize_for", "SPACELESS_SHARE", "FEW_EPOCHS",
            "SHORT_RUN_EPOCHS",
-           "CPU_TOKENS_PER_SECOND", "JAX_BUCKET_PAIRS", "estimated_epochs"]
+           "CPU_TOKENS_PER_SECOND", "JAX_BUCKET_PAIRS", "JAX_PAD_MULTIPLE", "estimated_epochs"]
 
 #: A side is "written without spaces" when at least this share of its sentences of 8
 #: characters or more contain no space.
@@ -81,6 +81,17 @@ SHORT_RUN_EPOCHS = 20
 #: 39,393 pairs, 240 s, ``transformer``: 7 widths, 4,598 target tokens/s against 3,981 with
 #: every batch padded to the longest pair).
 JAX_BUCKET_PAIRS = 10000
+#: On JAX, batch widths are rounded up to a multiple of this: each (source, target) width
+#: pair compiles the train step once (seconds for a Transformer). With training pairs capped
+#: near 30 tokens, multiples of 8 make 10-13 batch shapes and multiples of 16 make 5, for a
+#: third more padding that costs nothing measurable per epoch on a 2-core CPU. Measured on
+#: gettext English-French pairs of at most 8 words a side (``fra_short.txt``), ``bench_real_data.py
+#: fra_short.txt --budget 240 --models transformer --backend jax``: first epoch 101 s and 8
+#: epochs, BLEU 22.7, with multiples of 8 (short test runs at nice 19 overlapped that first
+#: epoch; 83 s on the German pairs alone); first epoch 50 s and 10 epochs, BLEU 27.5, with
+#: ``--set pad_multiple=16``; 56 s, 6 epochs and 27.3 with one width for every batch
+#: (``--set bucket=false``: 30 tokens wide, 36-40 s per epoch).
+JAX_PAD_MULTIPLE = 16
 #: Training throughput assumed for the estimate, in target tokens per second: about what
 #: the kit's models reach on a 2-core laptop CPU (``bench_real_data.py`` prints the
 #: measured figure). A GPU is assumed ten times faster.
@@ -227,8 +238,8 @@ def recipe_for(model_name: str, stats: dict, backend: str | None = None,
     # a large real corpus saves more in padding than the few bucket widths cost to compile
     bucket = bool(base["bucket"] or n >= JAX_BUCKET_PAIRS)
     # TensorFlow traces one shape-generic step and torch runs eagerly: a batch can be
-    # exactly as wide as its longest pair. JAX compiles every width: multiples of 8.
-    pad_multiple = 8 if backend == "jax" else 1
+    # exactly as wide as its longest pair. JAX compiles every width: multiples of 16.
+    pad_multiple = JAX_PAD_MULTIPLE if backend == "jax" else 1
     train = dict(bucket=bucket, pad_multiple=pad_multiple, batch_size=batch_size,
                  learning_rate=learning_rate, warmup_steps=None, label_smoothing=0.1,
                  early_stopping_patience=3, epochs=30)
