@@ -410,7 +410,9 @@ def run(args) -> list[dict]:
             stats = dict(epochs=result.epochs_run, train_seconds=result.train_seconds,
                          **_timing(p.train, recipe.train["batch_size"], args.seed,
                                    recipe.train["bucket"], timer, stop),
-                         params=int(model.count_params()))
+                         params=int(model.count_params()),
+                         recipe=dict(train=dict(recipe.train), model=dict(recipe.model_kwargs),
+                                     anneal=anneal))
             start = time.perf_counter()
             translator = Translator(model, p.src_vocab, p.tgt_vocab)
             hyps = translator.translate(p.test_sources, normalized=True, detokenized=False)

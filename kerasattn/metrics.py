@@ -326,7 +326,8 @@ def masked_token_ce(labels, logits, label_smoothing: float = 0.0, from_logits: b
 
 
 def masked_sparse_ce(labels, logits, pad_id: int = 0, label_smoothing: float = 0.0,
-                     from_logits: bool = True, sample_weight=None):
+                     from_logits: bool = True, sample_weight=None,
+                     tokens_per_batch: float | None = None):
     """Mean cross-entropy over the non-padding tokens (0 when there are none).
 
     Args:
@@ -336,16 +337,32 @@ def masked_sparse_ce(labels, logits, pad_id: int = 0, label_smoothing: float = 0
         label_smoothing: eps in [0, 1).
         from_logits: whether ``logits`` are logits (else probabilities).
         sample_weight: optional (B,) or (B, T) weights, multiplied with the mask.
+        tokens_per_batch: None (the batch's own mean), or a fixed divisor: the sum over the
+            batch's real tokens divided by this number (the mean real tokens of a batch
+            over the training data), so that every token weighs the same whether its
+            batch holds short or long sentences.
 
     Returns:
-        A scalar tensor: ``sum(m * w * l) / sum(m * w)``.
+        A scalar tensor: ``sum(m * w * l) / sum(m * w)``, or
+        ``sum(m * w * l) / tokens_per_batch``.
     """
     _check_smoothing(label_smoothing)
+    _check_tokens_per_batch(tokens_per_batch)
     per_token = masked_token_ce(labels, logits, label_smoothing, from_logits)   # (B, T)
     w = _weights(ops.convert_to_tensor(labels), pad_id, sample_weight, per_token.dtype)
     total = ops.sum(per_token * w)
+    if tokens_per_batch is not None:
+        return total / tokens_per_batch
     count = ops.sum(w)
     return total / ops.maximum(count, 1e-12)
+
+
+def _check_tokens_per_batch(tokens_per_batch):
+    if tokens_per_batch is not None and (
+            isinstance(tokens_per_batch, bool)
+            or not isinstance(tokens_per_batch, (int, float)) or not tokens_per_batch > 0):
+        raise ValueError(f"tokens_per_batch must be a number > 0 or None, received "
+                         f"{tokens_per_batch!r}")
 
 
 def masked_accuracy(labels, logits, pad_id: int = 0, sample_weight=None):
@@ -431,6 +448,8 @@ class MaskedSparseCategoricalCrossentropy(keras.losses.Loss):
         pad_id: label id to ignore (0).
         label_smoothing: eps in [0, 1).
         from_logits: the model outputs logits (True) or probabilities.
+        tokens_per_batch: None, or the fixed divisor of :func:`masked_sparse_ce` (every
+            token weighs the same across batches of different lengths).
         name: loss name.
         reduction, dtype: as for ``keras.losses.Loss`` (the reduction is always the masked
             token mean; the argument is kept for config compatibility).
@@ -442,11 +461,15 @@ class MaskedSparseCategoricalCrossentropy(keras.losses.Loss):
     """
 
     def __init__(self, pad_id: int = 0, label_smoothing: float = 0.0, from_logits: bool = True,
+                 tokens_per_batch: float | None = None,
                  name: str = "masked_sparse_categorical_crossentropy",
                  reduction: str = "sum_over_batch_size", dtype=None):
         super().__init__(name=name, reduction=reduction, dtype=dtype)
         _check_pad(pad_id)
         _check_smoothing(label_smoothing)
+        _check_tokens_per_batch(tokens_per_batch)
+        self.tokens_per_batch = (None if tokens_per_batch is None
+                                 else float(tokens_per_batch))
         self.pad_id = pad_id
         self.label_smoothing = float(label_smoothing)
         self.from_logits = bool(from_logits)
@@ -459,12 +482,12 @@ class MaskedSparseCategoricalCrossentropy(keras.losses.Loss):
 
     def __call__(self, y_true, y_pred, sample_weight=None):
         return masked_sparse_ce(y_true, y_pred, self.pad_id, self.label_smoothing,
-                                self.from_logits, sample_weight)
+                                self.from_logits, sample_weight, self.tokens_per_batch)
 
     def get_config(self):
         config = super().get_config()
         config.update(pad_id=self.pad_id, label_smoothing=self.label_smoothing,
-                      from_logits=self.from_logits)
+                      from_logits=self.from_logits, tokens_per_batch=self.tokens_per_batch)
         return config
 
 

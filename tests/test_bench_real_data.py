@@ -82,6 +82,10 @@ def test_bench_prints_kit_and_baseline_side_by_side(tmp_path, capsys, monkeypatc
     assert rows[2]["bleu_multi"] == pytest.approx(100.0)
     assert rows[2]["exact_match_multi"] == 1.0
     assert rows[1]["epochs"] == rows[0]["epochs"]                  # one model, two decodings
+    # a kit row keeps the settings it trained with, overrides included
+    assert rows[0]["recipe"]["train"]["batch_size"] == 16 and rows[0]["recipe"]["anneal"] is False
+    assert rows[0]["recipe"]["train"]["pad_multiple"] == (16 if backend == "jax" else 1)
+    assert "dropout" in rows[0]["recipe"]["model"] and "recipe" not in rows[3]
     assert "the kit's batches: " in out and "keras-hub's batches: " in out
     assert "written without spaces" in out                       # the recipe is printed
     assert "--set batch_size=16" in out and "--set anneal=False" in out

@@ -209,9 +209,29 @@ def test_compile_evaluate_and_keras_round_trip(tmp_path, batch):
                                result["loss"], rtol=1e-5)
 
 
+def test_a_fixed_tokens_per_batch_weighs_every_token_the_same(batch):
+    labels, logits = batch                                   # 15 real tokens
+    per_token = ref_token_ce(labels, logits) * ref_weights(labels)
+    loss = M.MaskedSparseCategoricalCrossentropy(tokens_per_batch=30.0)
+    np.testing.assert_allclose(to_numpy(loss(labels, logits)), per_token.sum() / 30.0,
+                               rtol=1e-5)
+    # a batch of short rows counts for less than a batch of long ones, token for token
+    short, long_ = labels.copy(), labels.copy()
+    short[:, 1:] = 0
+    long_[long_ == 0] = 5
+    own = [float(to_numpy(M.masked_sparse_ce(x, logits))) for x in (short, long_)]
+    fixed = [float(to_numpy(M.masked_sparse_ce(x, logits, tokens_per_batch=30.0)))
+             for x in (short, long_)]
+    assert fixed[0] / fixed[1] == pytest.approx(own[0] / own[1] * 4 / 28, rel=1e-4)
+    for bad in (0, -1.0, True, "30"):
+        with pytest.raises(ValueError, match="tokens_per_batch must be a number > 0"):
+            M.MaskedSparseCategoricalCrossentropy(tokens_per_batch=bad)
+
+
 def test_objects_serialize_with_their_config():
     for obj in (M.MaskedSparseCategoricalCrossentropy(pad_id=2, label_smoothing=0.2,
                                                       from_logits=False),
+                M.MaskedSparseCategoricalCrossentropy(tokens_per_batch=12.5),
                 M.MaskedAccuracy(pad_id=2, name="acc"),
                 M.MaskedCrossEntropyMetric(pad_id=2, from_logits=False)):
         cfg = keras.saving.serialize_keras_object(obj)

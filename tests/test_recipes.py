@@ -189,12 +189,19 @@ def test_a_budget_of_some_passes_trains_a_transformer_decoder_lightly_regularise
     assert light.reasons["regularisation"].startswith("dropout 0.1, no label smoothing: the "
                                                       "240 s budget allows about 10.0")
     assert "no gradient clipping" in light.reasons["clipnorm"]
+    # its batches are grouped by length: every target token weighs the same in the loss
+    assert light.train["bucket"] and light.train["token_weighting"] == "corpus"
+    assert "every target token weighs the same" in light.reasons["token_weighting"]
+    # JAX groups only from JAX_BUCKET_PAIRS pairs: one width, nothing to re-weigh
+    small_jax = recipes.recipe_for("transformer", dict(stats, train_pairs=8000), "jax",
+                                   budget_seconds=128, gpu=False)
+    assert not small_jax.train["bucket"] and "token_weighting" not in small_jax.train
     # a GRU decoder, or a budget with room to over-fit, keeps the size rule and smoothing
     gru = recipes.recipe_for("bahdanau", stats, "torch", budget_seconds=240, gpu=False)
     long_ = recipes.recipe_for("transformer", stats, "torch", budget_seconds=3600, gpu=False)
     for kept in (gru, long_):
         assert kept.model_kwargs["dropout"] == 0.2 and kept.train["label_smoothing"] == 0.1
-        assert "clipnorm" not in kept.train
+        assert "clipnorm" not in kept.train and "token_weighting" not in kept.train
 
 
 def test_a_target_written_without_spaces_counts_its_tokens_not_its_words():

@@ -100,6 +100,27 @@ def test_training_overfits_a_few_pairs():
     assert r.tokens_per_second > 0
 
 
+def test_corpus_token_weighting_divides_by_the_mean_tokens_of_a_batch():
+    data = tiny_pairs(8)
+    real = int((data["labels"] != 0).sum())
+    model = _build(tiny_bag)
+    r = training.train(model, data, epochs=25, batch_size=3, learning_rate=3e-2,
+                       label_smoothing=0.0, early_stopping_patience=None,
+                       bucket=True, token_weighting="corpus")
+    assert model.loss.tokens_per_batch == pytest.approx(real / 3)      # 8 pairs: 3 batches
+    assert r.history["loss"][-1] < 0.25 * r.history["loss"][0], r.history["loss"]
+    with pytest.raises(ValueError, match="token_weighting.*received token_weighting='token'"):
+        training.train(_build(tiny_bag), data, epochs=1, token_weighting="token")
+    with pytest.raises(ValueError, match="needs train_data as arrays"):
+        training.train(_build(tiny_bag), _dataset(data), epochs=1, token_weighting="corpus")
+
+
+def _dataset(data):
+    from kerasattn.data import TranslationDataset
+
+    return TranslationDataset(data, batch_size=4)
+
+
 def test_same_seed_same_losses():
     data = tiny_pairs(8)
     runs = []

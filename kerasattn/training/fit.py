@@ -57,10 +57,12 @@ from kerasattn.training.schedules import TransformerSchedule
 __all__ = ["INPUT_KEYS", "LABEL_KEY", "RECOMMENDED_TRAINING", "recommended_training",
            "make_optimizer", "compile_for_translation", "seed_everything", "TrainResult",
            "train", "EpochTimer", "TimeBudget", "TeacherForcingSchedule", "SCHEDULES",
-           "DISTRIBUTIONS", "data_parallel"]
+           "DISTRIBUTIONS", "data_parallel", "TOKEN_WEIGHTINGS"]
 
 INPUT_KEYS = ("encoder_inputs", "decoder_inputs")
 LABEL_KEY = "labels"
+#: ``token_weighting`` values of :func:`train`.
+TOKEN_WEIGHTINGS = ("batch", "corpus")
 
 # Training settings per model for the built-in corpus on a 2-core CPU, used by the lessons
 # and `kerasattn train`; the measurements behind them are in docs/lessons.md ("Why these
@@ -146,8 +148,8 @@ def compile_for_translation(model: keras.Model, *, learning_rate: float = 1e-3,
                             weight_decay: float = 1e-4, clipnorm: float | None = 1.0,
                             label_smoothing: float = 0.0, warmup_steps: int | None = None,
                             pad_id: int = 0, jit_compile="auto",
-                            steps_per_execution: int = 1, loss=None, metrics=None
-                            ) -> keras.Model:
+                            steps_per_execution: int = 1, loss=None, metrics=None,
+                            tokens_per_batch: float | None = None) -> keras.Model:
     """Compile ``model`` with the kit's masked loss, masked accuracy and AdamW.
 
     Args:
@@ -164,6 +166,9 @@ def compile_for_translation(model: keras.Model, *, learning_rate: float = 1e-3,
             requires 1 and any other value is replaced by 1 with a warning).
         loss: override the loss (default: masked sparse cross-entropy).
         metrics: override the metrics (default: ``[MaskedAccuracy]``).
+        tokens_per_batch: None (each batch's loss is the mean over its real tokens), or
+            the fixed divisor of the default loss (see
+            :func:`kerasattn.metrics.masked_sparse_ce`).
 
     Returns:
         ``model``, compiled.
@@ -176,7 +181,8 @@ def compile_for_translation(model: keras.Model, *, learning_rate: float = 1e-3,
 
         if loss is None:
             loss = ka_metrics.MaskedSparseCategoricalCrossentropy(
-                pad_id=pad_id, label_smoothing=float(label_smoothing))
+                pad_id=pad_id, label_smoothing=float(label_smoothing),
+                tokens_per_batch=tokens_per_batch)
         if metrics is None:
             metrics = [ka_metrics.MaskedAccuracy(pad_id=pad_id)]
     steps_per_execution = backend_utils.training_steps_per_execution(steps_per_execution)
@@ -310,7 +316,8 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
           verbose: int = 0, callbacks=None, distribution=None, jit_compile="auto",
           steps_per_execution: int = 1, shuffle: bool = True, bucket: bool | str = False,
           pad_multiple: int = 8, torch_threads="auto", pad_id: int = 0, loss=None,
-          metrics=None, teacher_forcing=None) -> TrainResult:
+          metrics=None, teacher_forcing=None, token_weighting: str = "batch"
+          ) -> TrainResult:
     """Compile and fit a translation model: the one training path of the kit.
 
     Args:
@@ -363,6 +370,13 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
             ``scheduled_sampling=True``: a :class:`TeacherForcingSchedule`, a ratio in
             [0, 1], or a spec string (see :meth:`TeacherForcingSchedule.parse`, e.g.
             ``"linear:500:0.5"``).
+        token_weighting: how the default loss weighs the tokens of a batch. ``"batch"``:
+            the mean over the batch's real tokens, so a batch of one-word sentences
+            weighs as much as a batch of long ones and each of its tokens many times
+            more (with ``bucket`` every batch holds sentences of one length).
+            ``"corpus"``: the sum over its real tokens divided by the mean real tokens
+            per batch of ``train_data``, so that every target token weighs the same
+            (needs arrays, not a dataset).
 
     Returns:
         A :class:`TrainResult`.
@@ -388,8 +402,21 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
         forcing = (teacher_forcing if isinstance(teacher_forcing, TeacherForcingSchedule)
                    else TeacherForcingSchedule.parse(teacher_forcing))
         forcing.decoder_of(model)                           # validates the model
+    if token_weighting not in TOKEN_WEIGHTINGS:
+        raise ValueError(f"`token_weighting` must be one of {TOKEN_WEIGHTINGS}; received "
+                         f"token_weighting={token_weighting!r}.")
     dist = resolve_distribution(distribution)
     x, y = _as_arrays(train_data, "train_data")
+    tokens_per_batch = None
+    if token_weighting == "corpus":
+        if y is None:
+            raise ValueError("`token_weighting='corpus'` needs train_data as arrays (it "
+                             "counts the tokens per batch); received a dataset.")
+        if loss is not None:
+            raise ValueError("`token_weighting='corpus'` weighs the default loss; pass "
+                             "loss=None or token_weighting='batch'.")
+        real = int(np.sum(np.asarray(y) != pad_id))
+        tokens_per_batch = max(1.0, real / -(-len(y) // batch_size))   # mean per batch
     validation = None
     if valid_data is not None:
         vx, vy = _as_arrays(valid_data, "valid_data")
@@ -419,7 +446,7 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
                                 label_smoothing=label_smoothing, warmup_steps=warmup_steps,
                                 pad_id=pad_id, jit_compile=jit_compile,
                                 steps_per_execution=steps_per_execution, loss=loss,
-                                metrics=metrics)
+                                metrics=metrics, tokens_per_batch=tokens_per_batch)
         initial_epoch, meta, done, resume_best = 0, {}, False, None
         if checkpoint_dir is not None:
             clean_stale_temp_files(checkpoint_dir)

@@ -33,7 +33,9 @@ settings its lessons are measured with). A real corpus gets these rules:
   all three slow early learning. From :data:`FEW_EPOCHS` to under
   :data:`SHORT_RUN_EPOCHS` passes a Transformer decoder keeps dropout of at most 0.1
   (without any it over-fits and early stopping ends it) but trains without label smoothing
-  or clipping. Measured with
+  or clipping, and, on batches grouped by length, with every target token weighing the
+  same in the loss (``token_weighting="corpus"`` of :func:`kerasattn.training.train`).
+  Measured with
   ``python benchmarks/bench_real_data.py FILE``, ``transformer``, one run each (the figures
   of one item on the same code and machine; docs/data.md has the current tables):
 
@@ -48,7 +50,8 @@ settings its lessons are measured with). A real corpus gets these rules:
     clipnorm=1.0``, 26.4 with no dropout, label smoothing or clipping (``--set
     model.dropout=0 --set label_smoothing=0 --set clipnorm=null``; early stopping after 10
     epochs), 28.5 with ``--set model.dropout=0.1 --set label_smoothing=0 --set
-    clipnorm=null`` (records in docs/measured/recipe_trials/);
+    clipnorm=null``, 30.5 with that and ``--set token_weighting=corpus`` (records in
+    docs/measured/recipe_trials/; docs/data.md lists every trial);
 - recurrent layers 128 wide from 10,000 pairs; ``bahdanau`` projects to the vocabulary
   through ``output_units`` equal to its units (the projection from `[s_t; c_t]` to
   thousands of subwords is most of its arithmetic);
@@ -98,7 +101,8 @@ JAX_PAD_MULTIPLE = 16
 CPU_TOKENS_PER_SECOND = 5000
 #: What a recipe decides, each with its reason (:attr:`Recipe.reasons`).
 DECISIONS = ("tokenizer", "vocab", "max_train_tokens", "bucket", "optimizer",
-             "regularisation", "clipnorm", "position_shift", "width", "output_units")
+             "regularisation", "token_weighting", "clipnorm", "position_shift", "width",
+             "output_units")
 _TRANSFORMER_DECODERS = ("transformer", "transformer_decoder_on_gru")
 _RECURRENT = ("seq2seq", "bahdanau", "bahdanau_multihead", "encoder_self_attention",
               "decoder_self_attention", "transformer_decoder_on_gru")
@@ -267,6 +271,12 @@ def recipe_for(model_name: str, stats: dict, backend: str | None = None,
                                      f"{budget_seconds:g} s budget allows about {passes:.1f} "
                                      "passes over the data, where a Transformer decoder "
                                      "learns more with less regularisation")
+        if bucket:
+            train["token_weighting"] = "corpus"
+            reasons["token_weighting"] = (
+                "every target token weighs the same in the loss (`token_weighting="
+                "'corpus'`): batches of one length would otherwise give a short "
+                "sentence's tokens many times the weight of a long one's")
     else:
         reasons["regularisation"] = (f"dropout {dropout} ({n:,} training pairs), label "
                                      f"smoothing {train['label_smoothing']:g}")
