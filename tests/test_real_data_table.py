@@ -46,6 +46,14 @@ def test_one_row_per_corpus_and_backend_with_ratios_marks_and_beam(tmp_path):
     assert "| 3.00x, 4.0x | 2.00x, 2.0x | 31.5 | - |" in lines[3]
     assert "`python benchmarks/bench_real_data.py deu.txt --backend jax`" in table
     assert "Machine: CPU X, 2 cores." in table
+    # how the transformer trained, from the record when it holds the recipe
+    assert lines[2].endswith("| not recorded |") and lines[3].endswith("| not recorded |")
+    rec = record("spa.txt", "jax", [dict(row("transformer", 9.0, 900.0, "jax"), recipe=dict(
+        train=dict(bucket=True, pad_multiple=16, token_weighting="corpus"), model={}))])
+    write(tmp_path, "c.json", rec)
+    lines = rdt.render(rdt.load_records([tmp_path])).splitlines()
+    assert lines[4].startswith("| gettext es | held out") and lines[4].endswith(
+        "| corpus / 16 |")
     # the weakest cell of each kit model, named
     assert ("Lowest BLEU ratio to the script over these runs: `transformer` 0.50x (Tatoeba "
             "jpn-eng, reversed, torch, tuned on); `bahdanau` 2.00x (gettext de, jax, held out)."
@@ -55,14 +63,14 @@ def test_one_row_per_corpus_and_backend_with_ratios_marks_and_beam(tmp_path):
 def test_rewrites_between_markers_and_checks(tmp_path, capsys):
     write(tmp_path, "a.json", record("spa.txt", "torch", [row("keras_io", 10.0, 1000.0)]))
     doc = tmp_path / "doc.md"
-    doc.write_text(f"intro\n{rdt.BEGIN_LINE}\nold\n{rdt.END_LINE}\nafter\n")
+    doc.write_text(f"intro\n{rdt.BEGIN_LINE}\nSTALE-TABLE\n{rdt.END_LINE}\nafter\n")
     argv = [str(tmp_path / "a.json"), "--doc", str(doc)]
     assert rdt.main([*argv, "--check"]) == 1
     assert rdt.main(argv) == 0
     assert rdt.main([*argv, "--check"]) == 0
     text = doc.read_text()
     assert text.startswith("intro\n") and text.endswith(f"{rdt.END_LINE}\nafter\n")
-    assert "old" not in text and "| gettext es | held out |" in text
+    assert "STALE-TABLE" not in text and "| gettext es | held out |" in text
 
 
 @pytest.mark.parametrize("content, message", [

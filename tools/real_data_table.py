@@ -120,6 +120,18 @@ def _ratio(row: dict | None, base: dict | None) -> str:
             f"{row['tokens_per_second'] / base['tokens_per_second']:.1f}x")
 
 
+def _trained_with(row: dict | None) -> str:
+    """How a kit row's batches and loss were set: token weighting / width multiple."""
+    if row is None:
+        return "-"
+    recipe = row.get("recipe")
+    if not recipe:
+        return "not recorded"
+    train = recipe.get("train", {})
+    widths = train.get("pad_multiple", "-") if train.get("bucket") else "one width"
+    return f"{train.get('token_weighting', 'batch')} / {widths}"
+
+
 def lowest_ratios(records: list[dict]) -> str:
     """One sentence: each kit model's lowest BLEU ratio to the script, and where."""
     parts = []
@@ -158,6 +170,7 @@ def render(records: list[dict]) -> str:
     head += ["keras-hub on the kit's tokens"] if has_hub else []
     head += ["`transformer` / script", "`bahdanau` / script"]
     head += [f"{m} beam {k}" for k in beams for m in KIT_MODELS]
+    head += ["`transformer`: token weighting / widths"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in records:
         rows = {row["model"]: row for row in r["rows"]}
@@ -171,10 +184,16 @@ def render(records: list[dict]) -> str:
         cells += [_ratio(rows.get(m), rows.get("keras_io")) for m in KIT_MODELS]
         cells += [f"{rows[f'{m} + beam {k}']['bleu_single']:.1f}"
                   if f"{m} + beam {k}" in rows else "-" for k in beams for m in KIT_MODELS]
+        cells += [_trained_with(rows.get("transformer"))]
         lines.append("| " + " | ".join(cells) + " |")
     files = sorted({r["file"] for r in records})
     notes = ["", "Cells: BLEU against one reference (sacrebleu) / target tokens trained per "
-             "second. Ratios: BLEU, tokens/s.", ""]
+             "second. Ratios: BLEU, tokens/s. Token weighting / widths: how the "
+             "`transformer`'s loss weighed the tokens of a batch (`batch`: each batch's "
+             "mean; `corpus`: every token the same) and the multiple its batch widths were "
+             "rounded up to, from the run's record; where the record does not hold them, "
+             "the run trained with `batch` and, on JAX, multiples of 8 (`--set "
+             "token_weighting=batch --set pad_multiple=8` trains the same way).", ""]
     notes += [lowest_ratios(records), ""]
     notes += [f"- {CORPORA[f][0]}: {CORPORA[f][2]}" if f in CORPORA else f"- {f}"
               for f in files]
