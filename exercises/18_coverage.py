@@ -9,11 +9,11 @@ et al., 2017) keeps a running sum of the attention weights of the previous steps
 and feeds it into the additive score, so the model can learn to look elsewhere:
 
     e_tj     = v^T tanh(W_s s_{t-1} + W_h h_j + w_c c_tj)
+    alpha_t  = masked softmax over j of e_tj          (padding gets weight 0)
+    context  = sum_j alpha_tj h_j
 
 (See et al. score from the current state s_t and add a bias b_attn; the Bahdanau decoder
 here scores from s_{t-1}, without a bias.)
-    alpha_t  = masked softmax over j of e_tj          (padding gets weight 0)
-    context  = sum_j alpha_tj h_j
 
 A coverage loss penalises attending again to what is already covered:
 

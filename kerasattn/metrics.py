@@ -328,7 +328,8 @@ def masked_token_ce(labels, logits, label_smoothing: float = 0.0, from_logits: b
 def masked_sparse_ce(labels, logits, pad_id: int = 0, label_smoothing: float = 0.0,
                      from_logits: bool = True, sample_weight=None,
                      tokens_per_batch: float | None = None):
-    """Mean cross-entropy over the non-padding tokens (0 when there are none).
+    """Mean cross-entropy over the non-padding tokens (0 when there are none), or their
+    sum divided by a fixed ``tokens_per_batch``.
 
     Args:
         labels: (B, T) int target ids; ``pad_id`` marks padding.
@@ -442,7 +443,8 @@ class MaskedSparseCategoricalCrossentropy(keras.losses.Loss):
     Use with ``model.compile(loss=MaskedSparseCategoricalCrossentropy())`` for a model
     that outputs logits (B, T, V) and labels (B, T). The value of a batch is
     :func:`masked_sparse_ce`: the mean over its real tokens (padding and ``sample_weight``
-    0 excluded), whatever the amount of padding.
+    0 excluded), whatever the amount of padding, or with ``tokens_per_batch`` their sum
+    divided by that number.
 
     Args:
         pad_id: label id to ignore (0).
@@ -451,8 +453,8 @@ class MaskedSparseCategoricalCrossentropy(keras.losses.Loss):
         tokens_per_batch: None, or the fixed divisor of :func:`masked_sparse_ce` (every
             token weighs the same across batches of different lengths).
         name: loss name.
-        reduction, dtype: as for ``keras.losses.Loss`` (the reduction is always the masked
-            token mean; the argument is kept for config compatibility).
+        reduction, dtype: as for ``keras.losses.Loss`` (the reduction is always
+            :func:`masked_sparse_ce`'s; the argument is kept for config compatibility).
 
     Call arguments:
         y_true: (B, T) int ids.

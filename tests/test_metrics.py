@@ -238,6 +238,9 @@ def test_objects_serialize_with_their_config():
         assert cfg["registered_name"].startswith("kerasattn>")
         back = keras.saving.deserialize_keras_object(cfg)
         assert type(back) is type(obj) and back.get_config() == obj.get_config()
+        assert getattr(back, "tokens_per_batch", None) == getattr(obj, "tokens_per_batch", None)
+    assert keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(
+        M.MaskedSparseCategoricalCrossentropy(tokens_per_batch=12.5))).tokens_per_batch == 12.5
 
 
 # ------------------------------------------------------------------ BLEU and exact match

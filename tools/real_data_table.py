@@ -193,7 +193,8 @@ def render(records: list[dict]) -> str:
              "mean; `corpus`: every token the same) and the multiple its batch widths were "
              "rounded up to, from the run's record; where the record does not hold them, "
              "the run trained with `batch` and, on JAX, multiples of 8 (`--set "
-             "token_weighting=batch --set pad_multiple=8` trains the same way).", ""]
+             "token_weighting=batch`, and on JAX `--set pad_multiple=8`, train the same "
+             "way).", ""]
     notes += [lowest_ratios(records), ""]
     notes += [f"- {CORPORA[f][0]}: {CORPORA[f][2]}" if f in CORPORA else f"- {f}"
               for f in files]

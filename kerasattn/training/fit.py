@@ -376,7 +376,9 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
             more (with ``bucket`` every batch holds sentences of one length).
             ``"corpus"``: the sum over its real tokens divided by the mean real tokens
             per batch of ``train_data``, so that every target token weighs the same
-            (needs arrays, not a dataset).
+            (needs arrays, not a dataset). ``loss`` and ``val_loss`` are then that sum
+            over the mean, not a mean per token: resume a run with the weighting it
+            started with (its saved best loss is on that scale).
 
     Returns:
         A :class:`TrainResult`.
@@ -407,7 +409,6 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
                          f"token_weighting={token_weighting!r}.")
     dist = resolve_distribution(distribution)
     x, y = _as_arrays(train_data, "train_data")
-    tokens_per_batch = None
     if token_weighting == "corpus":
         if y is None:
             raise ValueError("`token_weighting='corpus'` needs train_data as arrays (it "
@@ -415,8 +416,6 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
         if loss is not None:
             raise ValueError("`token_weighting='corpus'` weighs the default loss; pass "
                              "loss=None or token_weighting='batch'.")
-        real = int(np.sum(np.asarray(y) != pad_id))
-        tokens_per_batch = max(1.0, real / -(-len(y) // batch_size))   # mean per batch
     validation = None
     if valid_data is not None:
         vx, vy = _as_arrays(valid_data, "valid_data")
@@ -431,6 +430,10 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
         if valid_data is not None and vy is not None:
             validation = fit_to_devices(vx, vy, batch_size, n_dev, "valid_data")
 
+    tokens_per_batch = None
+    if token_weighting == "corpus":                 # the rows that train, after fit_to_devices
+        real = int(np.sum(np.asarray(y) != pad_id))
+        tokens_per_batch = max(1.0, real / -(-len(y) // batch_size))   # mean per batch
     monitor = "val_loss" if valid_data is not None else "loss"
     early = None
     if early_stopping_patience is not None:

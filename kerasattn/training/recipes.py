@@ -86,14 +86,14 @@ SHORT_RUN_EPOCHS = 20
 JAX_BUCKET_PAIRS = 10000
 #: On JAX, batch widths are rounded up to a multiple of this: each (source, target) width
 #: pair compiles the train step once (seconds for a Transformer). With training pairs capped
-#: near 30 tokens, multiples of 8 make 10-13 batch shapes and multiples of 16 make 5, for a
-#: third more padding that costs nothing measurable per epoch on a 2-core CPU. Measured on
+#: near 30 tokens, multiples of 16 make about half as many batch shapes as multiples of 8,
+#: for about a third more padding. Measured on
 #: gettext English-French pairs of at most 8 words a side (``fra_short.txt``), ``bench_real_data.py
 #: fra_short.txt --budget 240 --models transformer --backend jax``: first epoch 101 s and 8
 #: epochs, BLEU 22.7, with multiples of 8 (short test runs at nice 19 overlapped that first
-#: epoch; 83 s on the German pairs alone); first epoch 50 s and 10 epochs, BLEU 27.5, with
+#: epoch); first epoch 50 s and 10 epochs, BLEU 27.5, with
 #: ``--set pad_multiple=16``; 56 s, 6 epochs and 27.3 with one width for every batch
-#: (``--set bucket=false``: 30 tokens wide, 36-40 s per epoch).
+#: (``--set bucket=false``: 30 tokens wide, 36-41 s per full epoch).
 JAX_PAD_MULTIPLE = 16
 #: Training throughput assumed for the estimate, in target tokens per second: about what
 #: the kit's models reach on a 2-core laptop CPU (``bench_real_data.py`` prints the

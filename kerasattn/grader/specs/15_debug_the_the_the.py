@@ -298,15 +298,15 @@ HINTS = [
     "at step 0 against 1 (linear) and k / (k + 1) (inverse sigmoid), and whether it ever "
     "rises; next_decoder_inputs with ratio = 1 (must return the reference tokens) and ratio = 0 "
     "(the argmax).",
-    "The fix: one change per function, two in teacher_forcing_ratio. make_initializer: Glorot (Xavier) uniform initialisation, "
-    "keras.initializers.GlorotUniform with the same seed, instead of a standard normal. "
-    "attention_scores: divide the dot products by the square root of the state size d, the last "
-    "dimension of s_prev. teacher_forcing_ratio: the linear schedule falls from 1 to its floor, "
-    "eps_i = max(eps_min, 1 - (1 - eps_min) i / decay_steps), a max with the floor where the code "
-    "has a min with 1; the inverse sigmoid is eps_i = k / (k + exp(i / k)), with k, not exp(i / "
-    "k), in the numerator. next_decoder_inputs: keep the argmax, and choose row by row with "
-    "ops.where: the reference token (cast to int32) where the draw is below the ratio (ops.less), "
-    "the prediction elsewhere.",
+    "The fix: one change per function, two in teacher_forcing_ratio. make_initializer: Glorot "
+    "(Xavier) uniform initialisation, keras.initializers.GlorotUniform with the same seed, "
+    "instead of a standard normal. attention_scores: divide the dot products by the square root "
+    "of the state size d, the last dimension of s_prev. teacher_forcing_ratio: the linear "
+    "schedule falls from 1 to its floor, eps_i = max(eps_min, 1 - (1 - eps_min) i / decay_steps),"
+    " a max with the floor where the code has a min with 1; the inverse sigmoid is eps_i = k / (k"
+    " + exp(i / k)), with k, not exp(i / k), in the numerator. next_decoder_inputs: keep the "
+    "argmax, and choose row by row with ops.where: the reference token (cast to int32) where the "
+    "draw is below the ratio (ops.less), the prediction elsewhere.",
 ]
 
 SPEC = Spec(
