@@ -113,6 +113,9 @@ def test_corpus_token_weighting_divides_by_the_mean_tokens_of_a_batch():
         training.train(_build(tiny_bag), data, epochs=1, token_weighting="token")
     with pytest.raises(ValueError, match="needs train_data as arrays"):
         training.train(_build(tiny_bag), _dataset(data), epochs=1, token_weighting="corpus")
+    with pytest.raises(ValueError, match="weighs the default loss"):
+        training.train(_build(tiny_bag), data, epochs=1, token_weighting="corpus",
+                       loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
 
 
 def _dataset(data):

@@ -409,13 +409,6 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
                          f"token_weighting={token_weighting!r}.")
     dist = resolve_distribution(distribution)
     x, y = _as_arrays(train_data, "train_data")
-    if token_weighting == "corpus":
-        if y is None:
-            raise ValueError("`token_weighting='corpus'` needs train_data as arrays (it "
-                             "counts the tokens per batch); received a dataset.")
-        if loss is not None:
-            raise ValueError("`token_weighting='corpus'` weighs the default loss; pass "
-                             "loss=None or token_weighting='batch'.")
     validation = None
     if valid_data is not None:
         vx, vy = _as_arrays(valid_data, "valid_data")
@@ -432,6 +425,12 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
 
     tokens_per_batch = None
     if token_weighting == "corpus":                 # the rows that train, after fit_to_devices
+        if y is None:
+            raise ValueError("`token_weighting='corpus'` needs train_data as arrays (it "
+                             "counts the tokens per batch); received a dataset.")
+        if loss is not None:
+            raise ValueError("`token_weighting='corpus'` weighs the default loss; pass "
+                             "loss=None or token_weighting='batch'.")
         real = int(np.sum(np.asarray(y) != pad_id))
         tokens_per_batch = max(1.0, real / -(-len(y) // batch_size))   # mean per batch
     monitor = "val_loss" if valid_data is not None else "loss"
