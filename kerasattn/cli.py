@@ -83,10 +83,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
 
     p = sub.add_parser("lesson", help="run a lesson (0-6): train, evaluate, draw its figures")
-    p.add_argument("number", type=int, metavar="N", help="lesson number, 0 to 5")
+    p.add_argument("number", type=int, metavar="N", help="lesson number, 0 to 6")
     options.add_run_options(p, out_default="./outputs/lessons/lesson_0N",
                             minutes_default=f"{options.DEFAULT_MINUTES:g} per lesson, "
-                                            f"split over its models")
+                                            f"split over its models; lesson 6: 3.25, 16 "
+                                            f"with --data")
 
     p = sub.add_parser("train", help="train one model and save a checkpoint + vocabularies")
     p.add_argument("model", metavar="MODEL", help="one of: " + ", ".join(model_names))

@@ -198,6 +198,8 @@ lesson.curves(list(lesson.histories), "curves_bahdanau_multihead.png",
 # - 06 `split_merge_heads`: $(B, T, d_{model}) \to (B, h, T, d_h)$ and back.
 # - 19 `multihead_decoder_step`: the step-1 decoder step, heads over $h_j$ from $s_{t-1}$.
 # - 14 `debug_uniform_attention`: attention weights that stay uniform.
+#
+# Check each one with `kerasattn grade exercises/NN_*.py` (hints: `kerasattn hint NN`).
 
 # %%
 record = lesson.finish()

@@ -235,6 +235,8 @@ lesson.figure(plots.self_attention_heads, "encoder_self_attention_heads.png", we
 # - 08 `positional_encoding`: the sinusoidal positions.
 # - 09 `add_norm`: layer normalisation and the post-norm residual.
 # - 20 `encoder_block`: self-attention and the position-wise feed-forward network.
+#
+# Check each one with `kerasattn grade exercises/NN_*.py` (hints: `kerasattn hint NN`).
 
 # %%
 record = lesson.finish()

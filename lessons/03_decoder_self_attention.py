@@ -208,6 +208,8 @@ lesson.explorer(model, "explorer_decoder_self_attention.html")
 # - 07 `causal_mask`: the look-ahead mask, with an offset for decoding.
 # - 21 `self_attention_gru_decoder`: masked self-attention and cross-attention feeding a GRU.
 # - 17 `debug_look_ahead_leak`: a loss too good to be true.
+#
+# Check each one with `kerasattn grade exercises/NN_*.py` (hints: `kerasattn hint NN`).
 
 # %%
 record = lesson.finish()

@@ -254,6 +254,8 @@ lesson.explorer(model, "explorer_transformer_decoder_on_gru.html")
 # - 12 `beam_search_step`: one step of beam search with a length penalty.
 # - 13 `assemble_step4_model`: the step-4 model from kit layers.
 # - 24 `warmup_schedule`: the Transformer's learning-rate schedule.
+#
+# Check each one with `kerasattn grade exercises/NN_*.py` (hints: `kerasattn hint NN`).
 
 # %%
 record = lesson.finish()

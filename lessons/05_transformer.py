@@ -288,7 +288,9 @@ lesson.figure(plots.evolution_table_figure, "evolution_table.png", rows,
 # - 22 `assemble_transformer`: the full step-5 model, checked on a copy task.
 # - 23 `label_smoothed_loss`: the masked, label-smoothed cross-entropy it trains with.
 #
-# `exercises/README.md` lists every exercise with its lesson.
+# Check each one with `kerasattn grade exercises/NN_*.py` (hints: `kerasattn hint NN`).
+# `exercises/README.md` lists every exercise with its lesson. Then lesson 06
+# (`kerasattn lesson 6`): exposure bias, coverage and back-translation.
 
 # %%
 record = lesson.finish()

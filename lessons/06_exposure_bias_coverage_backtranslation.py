@@ -284,9 +284,8 @@ lesson.record("coverage, long test sentences",
 # What to look for: with coverage, far fewer source words are hardly read (the
 # "< 0.5" column), and fewer are missing from the translations; at the same number of
 # epochs BLEU on the long sentences rises with them (docs/lessons.md lists the runs on each
-# backend). The new weight $w_c$ starts untrained, so on a backend that fits only a few
-# epochs in a share the gain is smaller. Beam search alone, and with the coverage
-# penalty, needs no training at all: compare its two rows.
+# backend). Beam search alone, and with the coverage penalty, needs no training at all:
+# compare its two rows, and compare them with the coverage model.
 #
 # Where the two models differ, on one long sentence: the total attention each source word
 # received. The sentence is the one where coverage brings the totals closest to 1 compared
@@ -359,10 +358,9 @@ lesson.figure(plots.bleu_vs_length, "bleu_vs_length_backtranslation.png",
 # What to look for: back-translation buys real French at the price of noisy English, and
 # of fewer passes over the clean pairs in the same time (compare the epochs column). Where
 # the continuation fitted six or more passes over the larger set, BLEU rose by about 2;
-# where it fitted two (a slower backend, a busier machine), BLEU fell far: in so few passes
-# the noisy sources and the fewer passes over the clean pairs cost more than the new
-# French brought (docs/lessons.md lists the runs on each backend). A larger `--minutes`
-# fits more passes: compare for yourself.
+# where it fitted two (a slower backend, a busier machine), BLEU fell far: that
+# continuation saw fewer target tokens than the plain one, not more (docs/lessons.md lists
+# the runs on each backend). A larger `--minutes` fits more passes: compare for yourself.
 
 # %% [markdown]
 # ## Check your understanding

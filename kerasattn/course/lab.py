@@ -663,7 +663,7 @@ def run_lab(path, settings: Settings, grade: bool = True) -> dict:
     mode = "quick (tiny, for tests: the numbers mean nothing)" if settings.quick else "default"
     budget = (f"{settings.minutes:g} min per model" if settings.minutes
               else f"at most {_epochs(settings.epochs)} per model")
-    print(f"Week-4 lab: {path} against seq2seq\nbackend: {backend} on {compute_device()} | "
+    print(f"The lab: {path} against seq2seq\nbackend: {backend} on {compute_device()} | "
           f"mode: {mode} | budget: {budget} | report -> {out}/", flush=True)
     data = load_data(settings)
     if settings.quick:
@@ -793,7 +793,7 @@ def _report(record: dict, scores: dict, settings: Settings) -> str:
     budget = (f"{settings.minutes:g} minutes of training per model" if settings.minutes
               else f"at most {_epochs(settings.epochs)} per model, no time limit")
     lines = [
-        "# Week-4 lab: your Bahdanau model against seq2seq",
+        "# The lab: your Bahdanau model against seq2seq",
         "",
         f"- Model: `LabModel` from `{record['exercise_file']}` ({hp}), "
         + (f"graded {record['graded']} on {record['backend']} before training."
