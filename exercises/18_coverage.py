@@ -22,8 +22,8 @@ A coverage loss penalises attending again to what is already covered:
 It is 0 only when no position gets weight at two different steps (one-hot attention on
 distinct words, say). With softmax weights it is positive from the second step on and at
 most 1 per step (min(alpha, c) <= alpha, and the alphas sum to 1); uniform attention
-reaches that maximum, and it is close to 0 only when each step's attention is sharply
-peaked on positions not yet covered.
+reaches that maximum, and it is close to 0 only when each step puts (almost) all its
+weight on positions whose coverage is still near 0.
 
 What to fill in:
     1. ``CoverageAttention.call``: the score with the coverage term, the masked softmax,

@@ -33,7 +33,7 @@
 # **How the comparisons are made.** One base model trains first. Then its training
 # continues four ways from the same weights, each with the same time budget (early stopping
 # or the epoch cap can end a run sooner): plain teacher forcing (the reference), scheduled
-# sampling, coverage (which runs the reference's number of epochs instead), and
+# sampling, coverage (which runs the reference's number of training steps instead), and
 # back-translated data. Each addition is judged against the plain continuation, so any
 # difference comes from the addition, not from a different start or a different budget.
 # (Bengio et al.'s schedule starts with (nearly) pure teacher forcing anyway; a coverage
@@ -56,8 +56,8 @@ from kerasattn.course.data import spread
 
 # 3.25 minutes of training in 8 equal shares: 2 for the base model, 2 for the
 # French-to-English model, 1 for each of the four continuations (coverage: the plain
-# continuation's epochs, at most 2 shares). The lesson also decodes thousands of
-# sentences. On a real file (--data), 16 minutes: see below.
+# continuation's training steps, which may take a little longer; its cap is 2 shares). The
+# lesson also decodes thousands of sentences. On a real file (--data), 16 minutes: see below.
 settings = parse_lesson_args(6, "Lesson 06: exposure bias, coverage and back-translation",
                              n_models=8, lesson_minutes=3.25, data_minutes=16)
 lesson = Lesson(6, "exposure bias, coverage and back-translation", settings)
@@ -100,8 +100,12 @@ print(f"a {TGT}-only sentence:", french_only[0])
 # still with teacher forcing.
 
 # %%
+from kerasattn.training import StepLimit
+
 first = lesson.train("bahdanau", label="base (first phase)", data=small, budget_share=2)
-base = lesson.train("bahdanau", label="base, teacher forcing", data=small, start_from=first)
+plain_steps = StepLimit()                 # counts the plain continuation's training steps
+base = lesson.train("bahdanau", label="base, teacher forcing", data=small, start_from=first,
+                    callbacks=[plain_steps])
 r_first = lesson.evaluate(first, data=test)
 r_base = lesson.evaluate(base, data=test)
 
@@ -220,17 +224,20 @@ lesson.curves([base.name, sampled.name], "curves_scheduled_sampling.png",
 # where the base model goes wrong most. (On a real file: on all the test sentences when
 # none is that long, and in characters when the target is written without spaces.)
 #
-# The coverage model continues the base model for as many epochs as the plain
-# continuation ran, not for the same time: a coverage step costs a little more, and in
-# one short share the models are on the steep part of their learning curve, where an
-# epoch more or less moves BLEU by more than most methods do.
+# The coverage model continues the base model for as many training steps (batches) as the
+# plain continuation ran, not for the same time: a coverage step costs a little more, and
+# in one short share the models are on the steep part of their learning curve, where an
+# epoch more or less moves BLEU by more than most methods do. `StepLimit()` counts the
+# plain continuation's steps; `StepLimit(n)` stops the coverage run after the same `n`.
 
 # %%
-# The same number of epochs as the plain continuation (its share of time only a cap: a
-# coverage step costs a little more), so the comparison is of coverage, not of epochs.
+# As many training steps as the plain continuation ran (its share of time is only a cap:
+# a coverage step costs a little more), so the comparison is of coverage, not of time.
+coverage_steps = StepLimit(plain_steps.steps)
 covered = lesson.train("bahdanau", label="base, coverage", data=small, start_from=first,
                        model_kwargs={"coverage": True, "coverage_loss_weight": 1.0},
-                       epochs=base.epochs_run, budget_share=2)
+                       callbacks=[coverage_steps], budget_share=2)
+print(f"training steps: {plain_steps.steps} without coverage, {coverage_steps.steps} with")
 r_covered = lesson.evaluate(covered, data=test)
 
 LOW, HIGH = 0.5, 1.5

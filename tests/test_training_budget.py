@@ -129,3 +129,33 @@ def test_anneal_refuses_a_learning_rate_schedule():
     with pytest.raises(ValueError, match="needs a constant learning rate"):
         model.fit(np.ones((2, 1), "float32"), np.zeros((2, 1), "float32"), epochs=1,
                   verbose=0, callbacks=[TimeBudget(60, anneal=True)])
+
+
+def test_step_limit_counts_steps_and_stops_a_second_run_at_the_same_count():
+    """StepLimit() counts a run's training steps across epochs (a partial last epoch
+    included); StepLimit(n) stops another run after exactly n steps, mid-epoch."""
+    import keras
+    import numpy as np
+
+    from kerasattn.training import StepLimit
+
+    x, y = np.ones((8, 1), "float32"), np.zeros((8, 1), "float32")
+    counted = StepLimit()
+    model = _linear_model(keras.optimizers.SGD(learning_rate=0.1))
+    model.fit(x, y, batch_size=2, epochs=2, shuffle=False, verbose=0, callbacks=[counted])
+    assert counted.steps == 8 and not counted.stopped          # 2 epochs of 4 batches
+    limit = StepLimit(6)
+    other = _linear_model(keras.optimizers.SGD(learning_rate=0.1))
+    history = other.fit(x, y, batch_size=2, epochs=5, shuffle=False, verbose=0,
+                        callbacks=[limit])
+    assert limit.steps == 6 and limit.stopped
+    assert len(history.epoch) == 2                                # stopped in epoch 2
+
+
+@pytest.mark.parametrize("max_steps", [0, -3, 2.5, "4", True])
+def test_bad_step_limit_names_the_argument(max_steps):
+    from kerasattn.training import StepLimit
+
+    with pytest.raises(ValueError, match=r"`max_steps` must be an int >= 1 or None; received "
+                                         r"max_steps="):
+        StepLimit(max_steps)

@@ -22,8 +22,8 @@ import importlib
 
 _FIT_NAMES = ("INPUT_KEYS", "LABEL_KEY", "RECOMMENDED_TRAINING", "recommended_training",
               "make_optimizer", "compile_for_translation", "seed_everything", "TrainResult",
-              "train", "EpochTimer", "TimeBudget", "TeacherForcingSchedule", "SCHEDULES",
-              "DISTRIBUTIONS", "data_parallel")
+              "train", "EpochTimer", "TimeBudget", "StepLimit", "TeacherForcingSchedule",
+              "SCHEDULES", "DISTRIBUTIONS", "data_parallel")
 __all__ = list(_FIT_NAMES)
 
 

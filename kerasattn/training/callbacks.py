@@ -11,7 +11,7 @@ import time
 import keras
 import numpy as np
 
-__all__ = ["EpochTimer", "TimeBudget", "TeacherForcingSchedule", "SCHEDULES"]
+__all__ = ["EpochTimer", "TimeBudget", "StepLimit", "TeacherForcingSchedule", "SCHEDULES"]
 
 
 def _check_positive(name, value):
@@ -112,6 +112,42 @@ class TimeBudget(keras.callbacks.Callback):
 
     def _stop_if_spent(self):
         if self.elapsed() > self.seconds:
+            self.model.stop_training = True
+            self.stopped = True
+
+
+class StepLimit(keras.callbacks.Callback):
+    """Count the training steps (batches) of ``fit``; with ``max_steps``, stop after that many.
+
+    Two runs compared at the same amount of training should match in steps, not epochs: a
+    run that a :class:`TimeBudget` stops mid-epoch still counts that epoch. Count the steps
+    of one run with ``StepLimit()`` and give the other ``StepLimit(counted.steps)``. The
+    count runs on across several ``fit`` calls of one object. It counts the batch ends
+    Keras reports: one per step with ``steps_per_execution=1``, the training default.
+
+    Args:
+        max_steps: stop after this many training steps (an int >= 1), or None to count
+            only.
+
+    Attributes:
+        steps: training steps run so far.
+        stopped: whether the limit ended training.
+    """
+
+    def __init__(self, max_steps: int | None = None):
+        super().__init__()
+        if max_steps is not None and (isinstance(max_steps, bool) or
+                                      not isinstance(max_steps, (int, np.integer)) or
+                                      max_steps < 1):
+            raise ValueError(f"`max_steps` must be an int >= 1 or None; received "
+                             f"max_steps={max_steps!r}.")
+        self.max_steps = None if max_steps is None else int(max_steps)
+        self.steps = 0
+        self.stopped = False
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.steps += 1
+        if self.max_steps is not None and self.steps >= self.max_steps:
             self.model.stop_training = True
             self.stopped = True
 

@@ -40,6 +40,7 @@ from kerasattn.training import checkpointing
 from kerasattn.training.callbacks import (
     SCHEDULES,
     EpochTimer,
+    StepLimit,
     TeacherForcingSchedule,
     TimeBudget,
     _check_positive,
@@ -56,8 +57,8 @@ from kerasattn.training.schedules import TransformerSchedule
 
 __all__ = ["INPUT_KEYS", "LABEL_KEY", "RECOMMENDED_TRAINING", "recommended_training",
            "make_optimizer", "compile_for_translation", "seed_everything", "TrainResult",
-           "train", "EpochTimer", "TimeBudget", "TeacherForcingSchedule", "SCHEDULES",
-           "DISTRIBUTIONS", "data_parallel", "TOKEN_WEIGHTINGS"]
+           "train", "EpochTimer", "TimeBudget", "StepLimit", "TeacherForcingSchedule",
+           "SCHEDULES", "DISTRIBUTIONS", "data_parallel", "TOKEN_WEIGHTINGS"]
 
 INPUT_KEYS = ("encoder_inputs", "decoder_inputs")
 LABEL_KEY = "labels"
