@@ -290,7 +290,7 @@ lesson.record("coverage, long test sentences",
 # %% [markdown]
 # What to look for: with coverage, far fewer source words are hardly read (the
 # "< 0.5" column), and fewer are missing from the translations; at the same number of
-# epochs BLEU on the long sentences rises with them (docs/lessons.md lists the runs on each
+# training steps BLEU on the long sentences rises with them (docs/lessons.md lists the runs on each
 # backend). Beam search alone, and with the coverage penalty, needs no training at all:
 # compare its two rows, and compare them with the coverage model.
 #
@@ -364,10 +364,11 @@ lesson.figure(plots.bleu_vs_length, "bleu_vs_length_backtranslation.png",
 # %% [markdown]
 # What to look for: back-translation buys real French at the price of noisy English, and
 # of fewer passes over the clean pairs in the same time (compare the epochs column). Where
-# the continuation fitted six or more passes over the larger set, BLEU rose by about 2;
-# where it fitted two (a slower backend, a busier machine), BLEU fell far: that
-# continuation saw fewer target tokens than the plain one, not more (docs/lessons.md lists
-# the runs on each backend). A larger `--minutes` fits more passes: compare for yourself.
+# the continuation fitted six or more passes over the larger set, exact matches rose and
+# BLEU held or rose a little; where it fitted only a few (a slower backend, a busier
+# machine), BLEU fell: that continuation saw fewer target tokens than the plain one, not
+# more (docs/lessons.md lists the runs on each backend). A larger `--minutes` fits more
+# passes: compare for yourself.
 
 # %% [markdown]
 # ## Check your understanding
