@@ -183,7 +183,8 @@ lesson.curves([base.name, sampled.name], "curves_scheduled_sampling.png",
 # either way (docs/lessons.md lists the runs on each backend): the model's own
 # predictions are right most of the time, so sampling them shows it few mistakes to
 # recover from. Sampling also costs time: each step must predict its next input before it
-# can run, so the continuation fits fewer epochs (the epochs column), and where a backend
+# can run, so in its share the continuation fits fewer epochs than the plain one would
+# (unless early stopping ends the plain one first: the epochs column), and where a backend
 # fits only a few, fewer epochs alone can lower BLEU. A claim that scheduled sampling helps
 # needs more than one run's difference of that size.
 
