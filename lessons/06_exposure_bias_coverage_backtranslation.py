@@ -239,6 +239,8 @@ covered = lesson.train("bahdanau", label="base, coverage", data=small, start_fro
                        model_kwargs={"coverage": True, "coverage_loss_weight": 1.0},
                        callbacks=[coverage_steps], budget_share=2)
 print(f"training steps: {plain_steps.steps} without coverage, {coverage_steps.steps} with")
+lesson.record("training steps", {"teacher forcing": plain_steps.steps,
+                                 "coverage": coverage_steps.steps})
 r_covered = lesson.evaluate(covered, data=test)
 
 LOW, HIGH = 0.5, 1.5
@@ -367,8 +369,8 @@ lesson.figure(plots.bleu_vs_length, "bleu_vs_length_backtranslation.png",
 # of fewer passes over the clean pairs in the same time (compare the epochs column). Where
 # the continuation fitted six or more passes over the larger set, exact matches rose and
 # BLEU held or rose a little; where it fitted only a few (a slower backend, a busier
-# machine), BLEU fell: that continuation saw fewer target tokens than the plain one, not
-# more (docs/lessons.md lists the runs on each backend). A larger `--minutes` fits more
+# machine), BLEU fell: that continuation saw at most about as many target tokens as the
+# plain one, not more (docs/lessons.md lists the runs on each backend). A larger `--minutes` fits more
 # passes: compare for yourself.
 
 # %% [markdown]
@@ -410,8 +412,9 @@ lesson.figure(plots.bleu_vs_length, "bleu_vs_length_backtranslation.png",
 #
 # </details>
 #
-# **4.** The continuations of this lesson all train with the same time budget. Why is
-# that the fair comparison for back-translation, and what does it cost that model?
+# **4.** The plain, scheduled-sampling and back-translation continuations train with the
+# same time budget. Why is that the fair comparison for back-translation, and what does
+# it cost that model?
 #
 # <details><summary>Answer</summary>
 #

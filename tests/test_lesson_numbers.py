@@ -1210,8 +1210,8 @@ ALLOWED: list[Allowed] = [
       "nothing in minutes\\.", "lesson 06 on jpn-eng.txt, one run, as it printed it: its "
       "record is docs/measured/lesson_06_jpn-eng_torch.json"),
     A(DOCS, "re:lesson 06, which [^|]*?(?=; `--minutes` sets the minutes per share)", LESSON_06),
-    A(DOCS, "re:`kerasattn --backend B lesson 6`, one run per backend[\\s\\S]*?budget "
-      "cuts short counts whole\\)\\.",
+    A(DOCS, "re:`kerasattn --backend B lesson 6`, one run per backend[\\s\\S]*?a seventh "
+      "the budget cut short\\)\\.",
       LESSON_06),
     A(L5, "with nothing else running, a 4.25-minute budget and a peak learning rate of 1e-3",
       "the conditions of the runs without the shift, " + ONCE),

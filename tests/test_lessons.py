@@ -81,6 +81,8 @@ def test_lesson_quick_writes_its_figures(number, out_root, capsys):
         assert set(kept["coverage, long test sentences"]) == {
             "teacher forcing, greedy", "teacher forcing, beam 4",
             "teacher forcing, beam 4 + coverage penalty 0.2", "coverage, greedy"}
+        steps = kept["training steps"]   # coverage trains the plain continuation's steps
+        assert 1 <= steps["coverage"] <= steps["teacher forcing"]
         drops = [v for k, v in kept.items() if k.startswith("after one wrong word")]
         assert len(drops) == 2 and all(0 <= d["corrupted"] <= 1 for d in drops)
     for model, r in record["models"].items():

@@ -131,25 +131,40 @@ def test_anneal_refuses_a_learning_rate_schedule():
                   verbose=0, callbacks=[TimeBudget(60, anneal=True)])
 
 
-def test_step_limit_counts_steps_and_stops_a_second_run_at_the_same_count():
-    """StepLimit() counts a run's training steps across epochs (a partial last epoch
-    included); StepLimit(n) stops another run after exactly n steps, mid-epoch."""
+def test_step_limit_counts_a_run_the_budget_cut_mid_epoch_and_stops_another_there():
+    """StepLimit() counts a run that a TimeBudget stopped mid-epoch (validation and early
+    stopping in the loop); StepLimit(n) then stops another run after exactly n steps, in
+    the same epoch; one counter keeps counting across fit calls."""
     import keras
     import numpy as np
 
     from kerasattn.training import StepLimit
 
+    tick = _Tick()
+
+    class Clock(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            tick.now += 1.0                                      # 1 s per training step
+
     x, y = np.ones((8, 1), "float32"), np.zeros((8, 1), "float32")
+    budget = TimeBudget(5.5)                                     # crossed by step 6
+    budget.clock = tick
     counted = StepLimit()
-    model = _linear_model(keras.optimizers.SGD(learning_rate=0.1))
-    model.fit(x, y, batch_size=2, epochs=2, shuffle=False, verbose=0, callbacks=[counted])
-    assert counted.steps == 8 and not counted.stopped          # 2 epochs of 4 batches
-    limit = StepLimit(6)
-    other = _linear_model(keras.optimizers.SGD(learning_rate=0.1))
-    history = other.fit(x, y, batch_size=2, epochs=5, shuffle=False, verbose=0,
-                        callbacks=[limit])
-    assert limit.steps == 6 and limit.stopped
-    assert len(history.epoch) == 2                                # stopped in epoch 2
+
+    def fit(model, callbacks, epochs=5):
+        stop = keras.callbacks.EarlyStopping(patience=3)
+        return model.fit(x, y, batch_size=2, epochs=epochs, shuffle=False, verbose=0,
+                         validation_data=(x, y), callbacks=[stop, *callbacks])
+
+    history = fit(_linear_model(keras.optimizers.SGD(learning_rate=0.1)),
+                  [Clock(), counted, budget])
+    assert budget.stopped and counted.steps == 6 and not counted.stopped
+    assert len(history.epoch) == 2                      # 4 steps, then 2 of the second epoch
+    limit = StepLimit(counted.steps)
+    other = fit(_linear_model(keras.optimizers.SGD(learning_rate=0.1)), [limit])
+    assert limit.stopped and limit.steps == 6 and len(other.epoch) == len(history.epoch)
+    fit(_linear_model(keras.optimizers.SGD(learning_rate=0.1)), [counted], epochs=1)
+    assert counted.steps == 6 + 4                       # the count runs on across fit calls
 
 
 @pytest.mark.parametrize("max_steps", [0, -3, 2.5, "4", True])
