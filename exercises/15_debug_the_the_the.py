@@ -137,8 +137,7 @@ def teacher_forcing_ratio(step, decay_steps, schedule="linear", min_ratio=0.0, k
     """
     # BEGIN YOUR CODE
     raise NotImplementedError(
-        "teacher_forcing_ratio: this code has two bugs, one in each schedule; fix them, then "
-        "delete this line")
+        "teacher_forcing_ratio: two bugs, one per schedule; fix them, then delete this line")
     if schedule == "linear":
         return min(1.0, min_ratio + (1.0 - min_ratio) * step / decay_steps)
     return math.exp(step / k) / (k + math.exp(step / k))
