@@ -34,8 +34,9 @@
 # continues four ways from the same weights, each with the same time budget (early stopping
 # or the epoch cap can end a run sooner): plain teacher forcing (the reference), scheduled
 # sampling, coverage (which runs the reference's number of training steps instead), and
-# back-translated data. Each addition is judged against the plain continuation, so any
-# difference comes from the addition, not from a different start or a different budget.
+# back-translated data. Each addition is judged against the plain continuation, so a
+# difference does not come from a different start or a different budget (it can still
+# come from the epochs an addition fits in that time, or from chance in a single run).
 # (Bengio et al.'s schedule starts with (nearly) pure teacher forcing anyway; a coverage
 # model starts from the base model's weights with its coverage weight $w_c$ new.) All are
 # scored on the same test sentences, which include sentences longer than any seen in
