@@ -262,3 +262,14 @@ def test_backends_demo_same_weights_everywhere(trained, tmp_path):
         assert b in proc.stdout
         logits = np.load(tmp_path / f"logits_{b}.npy")
         assert logits.ndim == 3 and np.isfinite(logits).all()
+
+
+def test_lesson_help_states_lesson_06s_own_budget_as_its_script_sets_it(capsys):
+    """`kerasattn lesson --help` repeats lesson 06's budget; the script is its one home."""
+    code = scripts.lesson_path(6).read_text()
+    minutes = re.search(r"lesson_minutes=([\d.]+),", code).group(1)
+    data_minutes = re.search(r"data_minutes=([\d.]+)\)", code).group(1)
+    with pytest.raises(SystemExit):
+        cli.build_parser().parse_args(["lesson", "6", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert f"lesson 6: {minutes}, {data_minutes} with --data" in text
