@@ -16,7 +16,9 @@
 #
 # **The baseline.** A sequence-to-sequence model (Sutskever et al., 2014; Cho et al., 2014)
 # reads the English sentence $x_1 \dots x_S$ with a recurrent encoder and keeps only its last
-# state, $c = h_S$. The decoder starts from $c$ and writes French one word at a time:
+# state, $c = h_S$. The decoder starts from $c$ and writes French one word at a time; in the
+# form used here (Cho et al.'s) it also reads $c$ at every step (Sutskever et al. pass $c$
+# only as the decoder's initial state):
 #
 # $$s_t = f(s_{t-1}, y_{t-1}, c), \qquad p(y_t \mid y_{<t}, x) = g(y_{t-1}, s_t, c).$$
 #
@@ -143,10 +145,11 @@ bahdanau = lesson.train("bahdanau")
 # %% [markdown]
 # ## Learning curves with and without attention
 #
-# What to look for: given enough training, the attention model's validation loss keeps
-# falling after the baseline's has flattened, because the baseline is limited by what fits
-# in $c$, not by training time. (The default budget is a few minutes of CPU; if the curves
-# are still falling together when it runs out, give them more with `--minutes`.)
+# What to look for: the attention model's validation loss falls faster and lower. With a
+# long enough budget the baseline's curve flattens while the attention model's keeps
+# falling: the baseline is then limited by what fits in $c$. With the default budget the
+# baseline is usually still learning when its time runs out (see "The paper's numbers
+# beside ours" below); give both more time with `--minutes` to see it flatten.
 
 # %%
 lesson.curves(["seq2seq", "bahdanau"], "curves_with_without_attention.png",

@@ -32,7 +32,8 @@
 #
 # **Teaching points from the notes.**
 # - *Residual connection and LayerNorm.* The block adds its input back ($H + \dots$): the
-#   sublayer only has to learn a correction, and gradients flow through the identity path.
+#   sublayer adds a correction to $H$ instead of replacing it, and the gradient reaches $H$
+#   through the sum (and the LayerNorm after it).
 #   LayerNorm rescales each position's vector to zero mean and unit variance, which keeps the
 #   scale stable when blocks are stacked.
 # - *Valid-length (padding) masking.* Sentences in a batch are padded to the same length.
@@ -200,9 +201,13 @@ lesson.figure(plots.self_attention_heads, "encoder_self_attention_heads.png", we
 #
 # <details><summary>Answer</summary>
 #
-# The residual path: the block starts close to the identity, so the sublayer only learns
-# a correction to the GRU's annotations, and the gradient reaches the GRU through the
-# identity path even when the attention's gradient is small.
+# The residual keeps the GRU's annotations in the sum, so the sublayer adds a correction
+# to them instead of replacing them, and the gradient reaches the GRU through the sum (and
+# the LayerNorm) even when the attention's gradient is small. Without it, the block's
+# output would depend on $H$ only through the attention. (The post-norm block is not the
+# identity even with a zero sublayer, since it returns $\operatorname{LayerNorm}(H)$; the
+# pre-norm form $H + \operatorname{MHA}(\operatorname{LayerNorm}(H))$ keeps a pure
+# identity path.)
 #
 # </details>
 #
@@ -232,7 +237,6 @@ lesson.figure(plots.self_attention_heads, "encoder_self_attention_heads.png", we
 # %% [markdown]
 # ## Next: your exercises
 #
-# - 08 `positional_encoding`: the sinusoidal positions.
 # - 09 `add_norm`: layer normalisation and the post-norm residual.
 # - 20 `encoder_block`: self-attention and the position-wise feed-forward network.
 #

@@ -87,7 +87,8 @@ for causal in (True, False):
 # ## The model
 #
 # The course notes' diagram: masked self-attention block, then encoder-decoder attention,
-# then the GRU unrolled over time.
+# then the GRU unrolled over time; the encoder on the left is step 2's (a bidirectional GRU
+# with one self-attention block on top).
 
 # %%
 lesson.architecture("decoder_self_attention")

@@ -15,7 +15,8 @@
 # # Lesson 04 (step 4): a Transformer decoder on a GRU encoder
 #
 # **What changes.** The decoder loses its recurrence entirely. It becomes a stack of $N$
-# Transformer decoder blocks reading the GRU encoder's states as memory:
+# Transformer decoder blocks reading the encoder's states $H_{\text{enc}}$ as memory (the
+# encoder is step 2's: a bidirectional GRU, then one self-attention block on top):
 #
 # $$Y_1 = \operatorname{AddNorm}\big(X, \operatorname{MHA}_{\text{mask}}(X, X, X)\big),$$
 # $$Y_2 = \operatorname{AddNorm}\big(Y_1, \operatorname{MHA}(Y_1, H_{\text{enc}},
@@ -104,8 +105,9 @@ print("after reorder  ", keras.ops.convert_to_numpy(picked["cache"]).ravel())
 # %% [markdown]
 # ## The model
 #
-# The course notes' diagram: GRU encoder on the left, Transformer decoder stack on the
-# right, positional encodings added before the attention blocks.
+# The course notes' diagram: the encoder on the left (step 2's bidirectional GRU with one
+# self-attention block on top), the Transformer decoder stack on the right, positional
+# encodings added before the decoder's attention blocks.
 
 # %%
 lesson.architecture("transformer_decoder_on_gru")
@@ -138,9 +140,11 @@ lesson.samples(model)
 #
 # Exercise 12 uses the simpler power form $\mathrm{lp}(L) = L^{\alpha}$
 # (`length_penalty_kind="power"`) and ranks every candidate with it at every step. Both
-# penalties are 1 at $L = 1$. For long outputs they differ by almost a constant factor
-# ($6^{-\alpha}$), which changes no ranking; for short ones $((5 + L)/6)^{\alpha}$ grows
-# more slowly, so it pushes towards longer outputs less than $L^{\alpha}$ does. The cell
+# penalties are 1 at $L = 1$. Their ratio $((5 + L)/(6L))^{\alpha}$ only tends to
+# $6^{-\alpha}$ as $L$ grows (0.44 at $L = 10$, 0.39 at 20, 0.37 at 40 for
+# $\alpha = 0.6$), so even at this course's lengths the two can rank hypotheses of
+# different lengths differently: $((5 + L)/6)^{\alpha}$ grows more slowly, so it pushes
+# towards longer outputs less than $L^{\alpha}$ does. The cell
 # prints both penalties, and the scores of a 3-token hypothesis with log-probability -2.0
 # against an 8-token one with -3.0: the raw log-probability and the kit's penalty prefer
 # the short one, $L^{0.6}$ the long one.
@@ -249,11 +253,11 @@ lesson.explorer(model, "explorer_transformer_decoder_on_gru.html")
 # %% [markdown]
 # ## Next: your exercises
 #
+# - 08 `positional_encoding`: the sinusoidal positions.
 # - 10 `decoder_block`: the Transformer decoder block.
 # - 11 `kv_cache_step`: one decoding step with a key/value cache.
 # - 12 `beam_search_step`: one step of beam search with a length penalty.
 # - 13 `assemble_step4_model`: the step-4 model from kit layers.
-# - 24 `warmup_schedule`: the Transformer's learning-rate schedule.
 #
 # Check each one with `kerasattn grade exercises/NN_*.py` (hints: `kerasattn hint NN`).
 

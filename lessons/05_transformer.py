@@ -98,7 +98,7 @@ lesson.samples(model)
 # The test split holds sentences of 31-40 source words; no training sentence has more than
 # 30. The recurrent models carry position implicitly in their state and degrade gently on
 # those. A Transformer trained the paper's way, positions always counted from 0, meets
-# positional encodings $PE_{31..}$ it never trained with, in combinations it never saw: on
+# positional encodings $PE_{30..}$ it never trained with, in combinations it never saw: on
 # our corpus it scored BLEU 97-100 up to 30 words and 56-60 on 31-40 words, on every
 # backend (docs/lessons.md).
 #
@@ -285,8 +285,11 @@ lesson.figure(plots.evolution_table_figure, "evolution_table.png", rows,
 # %% [markdown]
 # ## Next: your exercises
 #
+# - 24 `warmup_schedule`: the Transformer's learning-rate schedule (warm-up, then
+#   1/sqrt(step)).
 # - 22 `assemble_transformer`: the full step-5 model, checked on a copy task.
-# - 23 `label_smoothed_loss`: the masked, label-smoothed cross-entropy it trains with.
+# - 23 `label_smoothed_loss`: a masked, label-smoothed cross-entropy, a variant of the
+#   kit's training loss that leaves `<pad>` out of the smoothing.
 #
 # Check each one with `kerasattn grade exercises/NN_*.py` (hints: `kerasattn hint NN`).
 # `exercises/README.md` lists every exercise with its lesson. Then lesson 06

@@ -33,10 +33,11 @@
 # **How the comparisons are made.** One base model trains first. Then its training
 # continues four ways from the same weights, each with the same time budget (early stopping
 # or the epoch cap can end a run sooner): plain teacher forcing (the reference), scheduled
-# sampling, coverage (which runs the reference's number of training steps instead), and
+# sampling and coverage (which run the reference's number of training steps instead), and
 # back-translated data. Each addition is judged against the plain continuation, so a
 # difference does not come from a different start or a different budget (it can still
-# come from the epochs an addition fits in that time, or from chance in a single run).
+# come from chance in a single run, and for back-translation from the epochs it fits in
+# that time).
 # (Bengio et al.'s schedule starts with (nearly) pure teacher forcing anyway; a coverage
 # model starts from the base model's weights with its coverage weight $w_c$ new.) All are
 # scored on the same test sentences, which include sentences longer than any seen in
@@ -56,9 +57,10 @@ from kerasattn.course.backtranslation import (
 from kerasattn.course.data import spread
 
 # 3.25 minutes of training in 8 equal shares: 2 for the base model, 2 for the
-# French-to-English model, 1 for each of the four continuations (coverage: the plain
-# continuation's training steps, which may take a little longer; its cap is 2 shares). The
-# lesson also decodes thousands of sentences. On a real file (--data), 16 minutes: see below.
+# French-to-English model, 1 for each of the four continuations (scheduled sampling and
+# coverage: the plain continuation's training steps, which take a little longer; their cap
+# is 2 shares). The lesson also decodes thousands of sentences. On a real file (--data),
+# 16 minutes: see below.
 settings = parse_lesson_args(6, "Lesson 06: exposure bias, coverage and back-translation",
                              n_models=8, lesson_minutes=3.25, data_minutes=16)
 lesson = Lesson(6, "exposure bias, coverage and back-translation", settings)
@@ -136,10 +138,12 @@ r_base = lesson.evaluate(base, data=test)
 # `kerasattn.training.TeacherForcingSchedule`). One coin per target token is drawn, all
 # before the decoder loop; no gradient flows through the choice of token.
 #
-# Below, the base model's training continues on the same pairs with the same budget with
-# scheduled sampling, its ratio falling step by step from 1 to 0.5 over that time
-# (`TeacherForcingSchedule("linear", min_ratio=0.5, budget_seconds=...)`: the schedule
-# spans the steps this machine fits in the budget, however many). Then exposure bias
+# Below, the base model's training continues on the same pairs with scheduled sampling for
+# as many training steps as the plain continuation ran (`StepLimit`, as for coverage
+# below), its ratio falling step by step from 1 to 0.5 over those steps
+# (`TeacherForcingSchedule("linear", decay_steps=n, min_ratio=0.5)`: the schedule spans
+# the steps this machine fitted in the plain continuation's share, however many). Then
+# exposure bias
 # itself: both models read each test target teacher-forced, once with the reference words
 # and once with the second target word (decoder input 2, counting `<bos>` as input 0)
 # replaced by a random wrong word, and we count how many of the later tokens (`<eos>`
@@ -151,16 +155,20 @@ r_base = lesson.evaluate(base, data=test)
 from kerasattn.course.lesson_helpers import accuracy_after_a_wrong_word
 from kerasattn.training import TeacherForcingSchedule
 
-budget = 60.0 * settings.minutes if settings.minutes else None
-schedule = (TeacherForcingSchedule("linear", min_ratio=0.5, budget_seconds=budget) if budget
-            else TeacherForcingSchedule("linear", decay_steps=max(1, settings.epochs - 1),
-                                        min_ratio=0.5, per="epoch"))
+# As many training steps as the plain continuation ran (its share of time is only a cap:
+# a sampled step predicts its inputs first, so it costs more), the ratio falling over them.
+n_steps = max(1, plain_steps.steps)
+sampled_steps = StepLimit(n_steps)
+schedule = TeacherForcingSchedule("linear", decay_steps=n_steps, min_ratio=0.5)
 sampled = lesson.train("bahdanau", label="base, scheduled sampling", data=small,
                        start_from=first, model_kwargs={"scheduled_sampling": True},
-                       teacher_forcing=schedule)
+                       teacher_forcing=schedule, callbacks=[sampled_steps], budget_share=2)
 v = schedule.values
 print(f"teacher-forcing ratio: {v[0]:.2f} at the first step, {v[len(v) // 2]:.2f} halfway, "
-      f"{v[-1]:.2f} at the last ({len(v)} {schedule.per}{'s' if len(v) != 1 else ''})")
+      f"{v[-1]:.2f} at the last ({len(v)} {schedule.per}{'s' if len(v) != 1 else ''}); "
+      f"training steps: {plain_steps.steps} teacher-forced, {sampled_steps.steps} sampled")
+lesson.record("training steps, scheduled sampling", {"teacher forcing": plain_steps.steps,
+                                                     "scheduled sampling": sampled_steps.steps})
 r_sampled = lesson.evaluate(sampled, data=test)
 rows = []
 for trained, r in ((base, r_base), (sampled, r_sampled)):
@@ -180,14 +188,13 @@ lesson.curves([base.name, sampled.name], "curves_scheduled_sampling.png",
 # loses after one wrong input word; it is there in both rows. Scheduled sampling aims at a
 # smaller drop, possibly at some cost in accuracy on clean prefixes (it trains on fewer of
 # them).
-# Within one short share of training the two drops often differ by less than a point
-# either way (docs/lessons.md lists the runs on each backend): the model's own
-# predictions are right most of the time, so sampling them shows it few mistakes to
-# recover from. Sampling also costs time: each step must predict its next input before it
-# can run, so in its share the continuation fits fewer epochs than the plain one would
-# (unless early stopping ends the plain one first: the epochs column), and where a backend
-# fits only a few, fewer epochs alone can lower BLEU. A claim that scheduled sampling helps
-# needs more than one run's difference of that size.
+# Both continuations ran the same number of training steps (unless early stopping or the
+# two-share cap ended the sampled run first: the printed counts), so a difference is not
+# one of epochs (a sampled step costs more time: it predicts its next inputs first).
+# Within one short continuation the two drops often differ by less than a point either
+# way (docs/lessons.md lists the runs on each backend): the model's own predictions are
+# right most of the time, so sampling them shows it few mistakes to recover from. A claim
+# that scheduled sampling helps needs more than one run's difference of that size.
 
 # %% [markdown]
 # ## Repetition, dropped words and coverage
@@ -413,8 +420,8 @@ lesson.figure(plots.bleu_vs_length, "bleu_vs_length_backtranslation.png",
 #
 # </details>
 #
-# **4.** The plain, scheduled-sampling and back-translation continuations train with the
-# same time budget. Why is that the fair comparison for back-translation, and what does
+# **4.** The plain and back-translation continuations train with the same time budget
+# (scheduled sampling and coverage with the same number of training steps). Why is that the fair comparison for back-translation, and what does
 # it cost that model?
 #
 # <details><summary>Answer</summary>

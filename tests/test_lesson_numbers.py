@@ -1108,8 +1108,8 @@ CLAIMS_LESSON_06: list[Claim] = [
       lambda: (in_code(6, r"data_minutes=([\d.]+)\)"), in_code(6, r"lesson_minutes=([\d.]+),"))),
     C(L6, "the test sentences", "The models are scored on {} test sentences",
       lambda: in_code(6, r"spread\(data\.test_pairs, (\d+)\)")),
-    C(L6, "the scheduled-sampling floor", 'TeacherForcingSchedule("linear", min_ratio={}, '
-      "budget_seconds=...)", lambda: in_code(6, r'"linear", min_ratio=([\d.]+), budget')),
+    C(L6, "the scheduled-sampling floor", 'TeacherForcingSchedule("linear", decay_steps=n, '
+      "min_ratio={})", lambda: in_code(6, r'"linear", decay_steps=n_steps, min_ratio=([\d.]+)\)')),
     C(L6, "the long sentences", "counted on the test sentences longer than {} words",
       lambda: in_code(6, r"len\(p\[0\]\.split\(\)\) > (\d+)")),
 ]
