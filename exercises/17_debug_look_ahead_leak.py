@@ -45,8 +45,9 @@ Hints: three of them, each saying more than the one before: where to look
 (``kerasattn hint 17 3``).
 
 You may use kit layers taught earlier (``MultiHeadCross``, ``AddNorm``) and
-``PositionalEncoding`` (sinusoidal positions, taught in lesson 04: here it is given). You may not use the kit's data pipeline (``kerasattn.data``), its
-models, its training code or its ``TransformerDecoderBlock``. Use ``keras.ops`` only.
+``PositionalEncoding`` (sinusoidal positions, taught in lesson 04: here it is given). You
+may not use the kit's data pipeline (``kerasattn.data``), its models, its training code or
+its ``TransformerDecoderBlock``. Use ``keras.ops`` only.
 Self-check: ``kerasattn grade exercises/17_debug_look_ahead_leak.py --backend all``.
 """
 import keras
