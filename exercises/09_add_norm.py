@@ -9,8 +9,10 @@ in Vaswani et al. (2017) and the course notes:
 
 where mean and variance are taken over the *feature* axis of each position separately
 (not over the batch, not over time), and ``gamma``/``beta`` are learned per feature. The
-residual ``x + ...`` lets gradients flow straight through deep stacks; the normalisation
-keeps each position's activations at a stable scale.
+residual ``x + ...`` keeps the input in the sum, so the sublayer adds a correction instead
+of replacing it (in this post-norm block the gradient still passes through the LayerNorm;
+only the pre-norm form keeps a pure identity path); the normalisation keeps each
+position's activations at a stable scale.
 
 Shapes (symbols): ``B`` batch, ``T`` length, ``D`` features (``d_model``).
 

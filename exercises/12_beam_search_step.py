@@ -6,7 +6,8 @@ best *partial translations* (beams). One step extends every beam by every vocabu
 runs over beams *and* vocabulary together, not per beam.
 
 Candidates are ranked by their length-normalised log-probability, with the simple power
-normalisation (as in the d2l book's beam search):
+normalisation (the d2l book uses it to choose among finished candidates; here it ranks
+every candidate at every step, so one function does the whole step):
 
     score(y)  = sum_t log P(y_t | y_<t, x)           (kept in beam_scores)
     rank(y)   = score(y) / L(y)^alpha                 L = number of generated tokens

@@ -29,7 +29,8 @@ vocabulary; inputs and output follow the kit's model contract:
 
 The grader checks the output shape, that the logits at position i do not depend on target
 tokens after i (causality), that padding the source with extra ``<pad>`` tokens changes
-nothing (padding invariance), and that every trainable weight receives a gradient.
+nothing (padding invariance), that every trainable weight receives a gradient, and that
+the decoder adds positional encodings.
 
 What to fill in: ``build_transformer_decoder_on_gru``.
 

@@ -17,10 +17,14 @@
 # **The baseline.** A sequence-to-sequence model (Sutskever et al., 2014; Cho et al., 2014)
 # reads the English sentence $x_1 \dots x_S$ with a recurrent encoder and keeps only its last
 # state, $c = h_S$. The decoder starts from $c$ and writes French one word at a time; in the
-# form used here (Cho et al.'s) it also reads $c$ at every step (Sutskever et al. pass $c$
-# only as the decoder's initial state):
+# form used here (Cho et al.'s recurrence) it also reads $c$ at every step (Sutskever et
+# al. pass $c$ only as the decoder's initial state):
 #
-# $$s_t = f(s_{t-1}, y_{t-1}, c), \qquad p(y_t \mid y_{<t}, x) = g(y_{t-1}, s_t, c).$$
+# $$s_t = f(s_{t-1}, y_{t-1}, c), \qquad p(y_t \mid y_{<t}, x) =
+#   \operatorname{softmax}(W_o s_t + b_o).$$
+#
+# (Cho et al.'s output layer $g(y_{t-1}, s_t, c)$ also reads $y_{t-1}$ and $c$ directly;
+# the kit's reads $s_t$ only, which already depends on both.)
 #
 # Every detail of the source has to squeeze through the one fixed-size vector $c$. Two
 # things go wrong: quality falls as sentences get longer, and sentences longer than any seen

@@ -24,9 +24,10 @@
 # $$Z = \operatorname{AddNorm}\big(Y_2, \operatorname{FFN}(Y_2)\big),
 #   \qquad \operatorname{AddNorm}(x, y) = \operatorname{LayerNorm}(x + y).$$
 #
-# **Positional encoding.** Attention is blind to order: permute the prefix and every
-# position gets the same set of keys. Without a GRU, word order must be written into the
-# input. We add a fixed pattern to each target embedding:
+# **Positional encoding.** Attention is blind to order: its weighted sum over keys is the
+# same whatever order they come in. The causal mask tells a position only how many words
+# precede it, not which came where: permute the prefix and the last position still sees
+# the same set of keys. Without a GRU, word order must be written into the input. We add a fixed pattern to each target embedding:
 #
 # $$\mathrm{PE}_{(pos, 2i)} = \sin\!\left(\frac{pos}{10000^{2i/d}}\right), \qquad
 #   \mathrm{PE}_{(pos, 2i+1)} = \cos\!\left(\frac{pos}{10000^{2i/d}}\right).$$

@@ -44,7 +44,8 @@ follow the kit's model contract:
 The grader checks ``encode`` and ``decode_step`` against the reference, the whole model's
 logits against the reference, the output shape, causality (the logits at step t do not
 depend on decoder inputs after t), source-padding invariance (extra ``<pad>`` tokens
-change nothing) and that every trainable weight receives a gradient.
+change nothing), that every trainable weight receives a gradient, and that 6 Adam steps
+on a batch of two sentences at least halve the loss (the model can learn).
 
 You may use the kit's ``BahdanauAttention`` (exercise 04; created for you) and Keras's
 layers. You may not use the kit's own Bahdanau model or decoder (``kerasattn.models``:

@@ -59,7 +59,7 @@ ARCHITECTURES: dict[str, dict] = {
         decoder=[("y_{t-1}", "io"), ("Embedding", "embed"),
                  ("attention over H' (query s_{t-1})", "attn"),
                  ("GRU step on [y_{t-1}; c_t]", "rnn"), ("Dense -> logits", "out")],
-        memory=4, reads=[2], memory_label="H'", loop=[3], repeat=("enc", 3, 4, "x N")),
+        memory=4, reads=[2], memory_label="H'", loop=[3], repeat=("enc", 3, 4, "N = 1")),
     "decoder_self_attention": dict(
         title="step 3: decoder masked self-attention + cross-attention, then GRU",
         encoder=[("source tokens x", "io"), ("Embedding", "embed"),
@@ -71,7 +71,7 @@ ARCHITECTURES: dict[str, dict] = {
                  ("Z = LayerNorm(Y + MHA(Y, H_enc, H_enc))", "attn"),
                  ("GRU over Z (unrolled over t)", "rnn"), ("Dense -> logits", "out")],
         memory=4, reads=[3], memory_label="H_enc", loop=[4],
-        repeat=("enc", 3, 4, "x N")),
+        repeat=("enc", 3, 4, "N = 1")),
     "transformer_decoder_on_gru": dict(
         title="step 4: Transformer decoder stack on a GRU encoder",
         encoder=[("source tokens x", "io"), ("Embedding", "embed"),
@@ -84,7 +84,7 @@ ARCHITECTURES: dict[str, dict] = {
                  ("Y2 = AddNorm(Y1, MHA(Y1, H_enc, H_enc))", "attn"),
                  ("Z = AddNorm(Y2, FFN(Y2))", "ffn"), ("Dense -> logits", "out")],
         memory=4, reads=[4], memory_label="H_enc (K/V cached once)",
-        repeat=[("enc", 3, 4, "x N"), ("dec", 3, 5, "x N")]),
+        repeat=[("enc", 3, 4, "N = 1"), ("dec", 3, 5, "N = 2")]),
     "transformer": dict(
         title="step 5: the full Transformer",
         encoder=[("source tokens x", "io"), ("Embedding", "embed"),
@@ -96,8 +96,8 @@ ARCHITECTURES: dict[str, dict] = {
                  ("AddNorm(X, MHA_mask(X, X, X))", "attn"),
                  ("AddNorm(Y1, MHA(Y1, H_enc, H_enc))", "attn"),
                  ("AddNorm(Y2, FFN(Y2))", "ffn"), ("Dense -> logits", "out")],
-        memory=4, reads=[4], memory_label="H_enc", repeat=[("enc", 3, 4, "x N"),
-                                                            ("dec", 3, 5, "x N")]),
+        memory=4, reads=[4], memory_label="H_enc", repeat=[("enc", 3, 4, "N = 2"),
+                                                            ("dec", 3, 5, "N = 2")]),
 }
 
 

@@ -104,9 +104,6 @@ def _sublayer_output_normalised(i):
     return i["x"] + layer_norm(i["y"], i["w/gamma"], i["w/beta"])
 
 
-    return layer_norm(i["y"], i["w/gamma"], i["w/beta"]) + i["x"] * 0 + i["y"]
-
-
 HINTS = [
     "LayerNorm normalises the feature vector of each position on its own (mean and variance over "
     "the last axis only), then applies the learned per-feature scale and shift. AddNorm applies "
