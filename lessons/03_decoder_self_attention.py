@@ -15,8 +15,8 @@
 # # Lesson 03 (step 3): masked self-attention in the decoder, then a GRU
 #
 # **What changes.** The decoder. Before anything recurrent happens, the embedded target
-# prefix $X$ attends to itself (each word to itself and the words before it), then to the encoder, and
-# only then does a GRU run over the result:
+# prefix $X$ attends to itself (each word to itself and the words before it), then to the
+# encoder, and only then does a GRU run over the result:
 #
 # $$Y = \operatorname{LayerNorm}\big(X + \operatorname{MHA}(X, X, X, M_{\text{causal}})\big),$$
 #

@@ -27,7 +27,8 @@
 # **Positional encoding.** Attention is blind to order: its weighted sum over keys is the
 # same whatever order they come in. The causal mask tells a position only how many words
 # precede it, not which came where: permute the prefix and the last position still sees
-# the same set of keys. Without a GRU, word order must be written into the input. We add a fixed pattern to each target embedding:
+# the same set of keys. Without a GRU, word order must be written into the input. We add
+# a fixed pattern to each target embedding:
 #
 # $$\mathrm{PE}_{(pos, 2i)} = \sin\!\left(\frac{pos}{10000^{2i/d}}\right), \qquad
 #   \mathrm{PE}_{(pos, 2i+1)} = \cos\!\left(\frac{pos}{10000^{2i/d}}\right).$$
@@ -38,7 +39,9 @@
 # Easy to learn is not the same as learned: a decoder that always counted from 0 in
 # training has never seen the positions of a test sentence longer than its training
 # sentences. So in training each target here starts at a random position $k \le 32$
-# (`RandomPositionShift`, SHAPE; $k = 0$ at inference): lesson 05 measures what it buys.
+# (`RandomPositionShift`, SHAPE; $k = 0$ at inference). Lesson 05 measures what the shift
+# buys the full Transformer, whose encoder has positions too; this model's has none (the
+# GRU reads order), and on this model its effect is not measured.
 #
 # **Teaching points from the notes.**
 # - *Parallel decoding during training.* With teacher forcing and the causal mask, all

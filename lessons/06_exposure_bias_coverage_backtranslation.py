@@ -307,8 +307,9 @@ lesson.record("coverage, long test sentences",
 #
 # Where the two models differ, on one long sentence: the total attention each source word
 # received. The sentence is the one where coverage brings the totals closest to 1 compared
-# with the plain model: the most favourable case, not a typical one. Bars near 1 are words read once; a bar near 0 is a word the translation
-# skipped, a tall bar one it came back to.
+# with the plain model: the most favourable case, not a typical one. Bars near 1 are
+# words read once; a bar near 0 is a word the translation skipped, a tall bar one it came
+# back to.
 
 # %%
 plain, cov = runs["teacher forcing, greedy"]["translations"], \
@@ -374,12 +375,12 @@ lesson.figure(plots.bleu_vs_length, "bleu_vs_length_backtranslation.png",
 
 # %% [markdown]
 # What to look for: back-translation buys real French at the price of noisy English, and
-# of fewer passes over the clean pairs in the same time (compare the epochs column). Where
-# the continuation fitted six or more passes over the larger set, exact matches rose and
-# BLEU held or rose a little; where it fitted only a few (a slower backend, a busier
-# machine), BLEU fell: that continuation saw at most about as many target tokens as the
-# plain one, not more (docs/lessons.md lists the runs on each backend). A larger `--minutes` fits more
-# passes: compare for yourself.
+# of fewer passes over the clean pairs in the same time (compare the epochs column). In the
+# runs docs/lessons.md lists, the continuation fitted 7 to 13 passes over the larger set,
+# and BLEU and exact matches rose on every backend. Where it fits only a few (a slower
+# backend, a busier machine), it has seen no more target tokens than the plain
+# continuation, so expect less from it. A larger `--minutes` fits more passes: compare for
+# yourself.
 
 # %% [markdown]
 # ## Check your understanding
@@ -421,8 +422,8 @@ lesson.figure(plots.bleu_vs_length, "bleu_vs_length_backtranslation.png",
 # </details>
 #
 # **4.** The plain and back-translation continuations train with the same time budget
-# (scheduled sampling and coverage with the same number of training steps). Why is that the fair comparison for back-translation, and what does
-# it cost that model?
+# (scheduled sampling and coverage with the same number of training steps). Why is that
+# the fair comparison for back-translation, and what does it cost that model?
 #
 # <details><summary>Answer</summary>
 #

@@ -8,9 +8,11 @@ slot ``t`` of the cache, and the new query attends to the cached keys ``0 .. t``
     K[:, :, t] <- k_t,   V[:, :, t] <- v_t
     out_t      = softmax(q_t K[:, :, :t+1]^T / sqrt(d_h)) V[:, :, :t+1]
 
-Slots after ``t`` are still empty (zeros or stale values): they must be masked out, or the
-query would give weight exp(0) to every empty slot. Running this step for t = 0, 1, 2, ...
-must give exactly the rows of full causal self-attention over the sequence.
+Slots after ``t`` hold no key of this sentence yet (zeros, or stale values from earlier
+use): they must be masked out, or the query would give them weight too (exp(0) for a zero
+key, anything for a stale one; the grader fills them with random values). Running this
+step for t = 0, 1, 2, ... must give exactly the rows of full causal self-attention over
+the sequence.
 
 Shapes (symbols): ``B`` batch, ``h`` heads, ``d_h`` head size, ``S_max`` cache length. The
 layout is the kit's (``kerasattn.steps``, used by every decoder of the kit): a pair of

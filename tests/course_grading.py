@@ -57,6 +57,14 @@ MUTATIONS = [
      "n-gram counts not clipped"),
 ]
 
+# Mistakes a property check (not a reference comparison) must catch: (stem, old, new, the
+# name of the check that must fail).
+CHECK_MUTATIONS = [
+    ("13_assemble_step4_model",
+     "    y = PositionalEncoding(dropout=dropout, scale_inputs=True)(y)  "
+     "# X = sqrt(d) Embed(y_in) + PE\n", "", "the decoder adds positional encodings"),
+]
+
 # Known mistakes in the week-4 exercises 16 and 18, in the same form.
 LAB_MUTATIONS = [
     ("16_lab_bahdanau_model", "memory_mask=source_mask)  # (B, 2u), (B, S)",
@@ -100,12 +108,15 @@ def grade_course(tmp_path_factory) -> dict:
     Returns:
         ``backend``, ``result`` (the grader's dict) and ``by_folder``: ``solutions`` and
         ``exercises`` (stem -> exercise result), ``mutant`` (stem -> result, one per entry
-        of MUTATIONS), ``lab`` (index into LAB_MUTATIONS -> result) and ``broken`` (the
-        broken exercise 15).
+        of MUTATIONS), ``check`` (stem -> result, one per entry of CHECK_MUTATIONS),
+        ``lab`` (index into LAB_MUTATIONS -> result) and ``broken`` (the broken exercise
+        15).
     """
     files = [_mutant(tmp_path_factory, f"mutant{k}", stem, old, new)
              for k, (stem, old, new, _) in enumerate(MUTATIONS)]
     files += [_mutant(tmp_path_factory, f"lab{k}_", *LAB_MUTATIONS[k][:3]) for k in LAB_HERE]
+    files += [_mutant(tmp_path_factory, f"check{k}_", stem, old, new)
+              for k, (stem, old, new, _) in enumerate(CHECK_MUTATIONS)]
     broken = broken_15((ROOT / "exercises" / "15_debug_the_the_the.py").read_text())
     assert "raise NotImplementedError" not in broken
     path = tmp_path_factory.mktemp("broken") / "15_debug_the_the_the.py"
@@ -120,6 +131,6 @@ def grade_course(tmp_path_factory) -> dict:
         if folder.startswith("lab"):
             by_folder["lab"][int(folder[3:].split("_")[0])] = ex
             continue
-        key = next((k for k in ("mutant", "broken") if folder.startswith(k)), folder)
+        key = next((k for k in ("mutant", "broken", "check") if folder.startswith(k)), folder)
         by_folder.setdefault(key, {})[ex["exercise"]] = ex
     return {"backend": backend, "result": result, "by_folder": by_folder}

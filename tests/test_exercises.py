@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from course_grading import EXERCISES, MUTATIONS, SOLUTIONS
+from course_grading import CHECK_MUTATIONS, EXERCISES, MUTATIONS, SOLUTIONS
 
 from kerasattn.grader.spec import load_spec, spec_paths
 
@@ -116,6 +116,16 @@ def test_known_mistake_loses_points_and_is_named(graded, mutation):
     assert 0 <= ex["score"] < ex["max_score"]
     messages = " ".join(m for _, m in _failures(ex))
     assert "matches a known mistake" in messages and name in messages, messages
+
+
+@pytest.mark.parametrize("mutation", CHECK_MUTATIONS, ids=[m[0] for m in CHECK_MUTATIONS])
+def test_a_property_check_catches_its_mistake(graded, mutation):
+    stem, _, _, check_name = mutation
+    ex = graded[2]["check"][stem]
+    assert ex["status"] == "graded", ex["messages"]
+    failed = [name for name, _ in _failures(ex)]
+    assert check_name in failed, (failed, _failures(ex))
+    assert ex["score"] < ex["max_score"]
 
 
 def test_untouched_exercises_score_zero_with_feedback(graded):

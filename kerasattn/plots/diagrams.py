@@ -26,7 +26,7 @@ ARCHITECTURES: dict[str, dict] = {
         encoder=[("source tokens x_1..x_S", "io"), ("Embedding", "embed"),
                  ("GRU encoder", "rnn"), ("final state c = h_S\n(the bottleneck)", "rnn")],
         decoder=[("y_{t-1} (teacher forcing)", "io"), ("Embedding", "embed"),
-                 ("GRU decoder\ns_0 = c, s_t = GRU(s_{t-1}, y_{t-1})", "rnn"),
+                 ("GRU decoder\ns_0 = tanh(W_b c), s_t = GRU([y_{t-1}; c], s_{t-1})", "rnn"),
                  ("Dense -> logits p(y_t)", "out")],
         memory=3, reads=[2], memory_label="c (one vector)", loop=[2]),
     "bahdanau": dict(
@@ -37,18 +37,19 @@ ARCHITECTURES: dict[str, dict] = {
                  ("additive score e_tj = v^T tanh(W s_{t-1} + U h_j)\n"
                   "a_t = softmax(e_t), c_t = sum_j a_tj h_j", "attn"),
                  ("GRU step s_t = f(s_{t-1}, [y_{t-1}; c_t])", "rnn"),
-                 ("Dense -> logits p(y_t)", "out")],
+                 ("Dense on [s_t; c_t] -> logits p(y_t)", "out")],
         memory=2, reads=[2], memory_label="h_1..h_S", loop=[3]),
     "bahdanau_multihead": dict(
         title="step 1: Bahdanau decoder with multi-head attention",
         encoder=[("source tokens x", "io"), ("Embedding", "embed"),
                  ("bidirectional GRU -> H_enc", "rnn")],
         decoder=[("y_{t-1}", "io"), ("Embedding", "embed"),
-                 ("query s_{t-1} -> split into h heads\n(B, d) -> (B, h, 1, d_h)", "attn"),
+                 ("Q = s_{t-1} W_q, split into h heads\n(B, d_model) -> (B, h, 1, d_h)",
+                  "attn"),
                  ("head_i = softmax(Q_i K_i^T / sqrt(d_h)) V_i\nin parallel over heads",
                   "attn"),
                  ("concat heads, W_o -> context c_t", "attn"),
-                 ("GRU step on [y_{t-1}; c_t]", "rnn"), ("Dense -> logits", "out")],
+                 ("GRU step on [y_{t-1}; c_t]", "rnn"), ("Dense on [s_t; c_t] -> logits", "out")],
         memory=2, reads=[3], memory_label="K_i, V_i from H_enc", loop=[5]),
     "encoder_self_attention": dict(
         title="step 2: GRU encoder + self-attention block",
@@ -58,7 +59,7 @@ ARCHITECTURES: dict[str, dict] = {
                  ("H' = LayerNorm(Z + FFN(Z))", "ffn")],
         decoder=[("y_{t-1}", "io"), ("Embedding", "embed"),
                  ("attention over H' (query s_{t-1})", "attn"),
-                 ("GRU step on [y_{t-1}; c_t]", "rnn"), ("Dense -> logits", "out")],
+                 ("GRU step on [y_{t-1}; c_t]", "rnn"), ("Dense on [s_t; c_t] -> logits", "out")],
         memory=4, reads=[2], memory_label="H'", loop=[3], repeat=("enc", 3, 4, "N = 1")),
     "decoder_self_attention": dict(
         title="step 3: decoder masked self-attention + cross-attention, then GRU",

@@ -15,9 +15,12 @@ B, S, T = 2, 5, 4
 
 def build(rng):
     # positions 2 and 3 of the decoder inputs change in dec_future
-    return P.model_probe_inputs(rng, src=[[4, 5, 6, 7, 0], [8, 9, 0, 0, 0]],
-                                dec=[[2, 4, 5, 6], [2, 7, 8, 9]], future=[[10, 11], [12, 3]],
-                                tgt_vocab=TGT_V)
+    inputs = P.model_probe_inputs(rng, src=[[4, 5, 6, 7, 0], [8, 9, 0, 0, 0]],
+                                  dec=[[2, 4, 5, 6], [2, 7, 8, 9]],
+                                  future=[[10, 11], [12, 3]], tgt_vocab=TGT_V)
+    # one token repeated: without positions every decoder position computes the same logits
+    inputs["dec_same"] = np.array([[5, 5, 5, 5], [7, 7, 7, 7]])
+    return inputs
 
 
 def run(student, inputs):
@@ -38,12 +41,10 @@ def run(student, inputs):
     probe = ops.convert_to_tensor(inputs["probe"], dtype="float32")
     grads = trainable_gradients(model, lambda: ops.sum(logits("src", "dec") * probe))
 
-    # Every sublayer, nested ones included (Keras 3's own recursive walk).
-    n_positional = sum("Position" in type(layer).__name__
-                       for layer in model._flatten_layers(include_self=False))
     return {"logits": logits("src", "dec"), "logits_src_padded": logits("src_padded", "dec"),
             "logits_future": logits("src", "dec_future"),
-            "is_model": isinstance(model, keras.Model), "n_positional": n_positional,
+            "logits_same": logits("src", "dec_same"),
+            "is_model": isinstance(model, keras.Model),
             **{f"grad/{k}": g for k, g in grads.items()}}
 
 
@@ -57,9 +58,15 @@ def _shape(outputs, inputs):
 
 
 def _positional(outputs, inputs):
-    if outputs["n_positional"] < 1:
-        return ("no positional-encoding layer found: without positions the decoder "
-                "cannot tell word order (add kerasattn.layers.PositionalEncoding)")
+    # A target of one token repeated: self-attention over identical words, queried by
+    # identical words, gives every position the same output unless positions are added.
+    same = np.asarray(outputs["logits_same"], dtype=np.float64)   # (B, T, V_tgt)
+    spread = float(np.max(np.abs(same - same[:, :1])))
+    if spread < 1e-4:
+        return ("with one token repeated in the target, every position gets the same logits "
+                f"(largest difference {spread:.2g}): the decoder adds no positional encoding, "
+                "so it cannot tell word order (add kerasattn.layers.PositionalEncoding after "
+                "the target embedding)")
     return None
 
 
