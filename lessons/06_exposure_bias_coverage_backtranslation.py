@@ -374,10 +374,12 @@ lesson.figure(plots.bleu_vs_length, "bleu_vs_length_backtranslation.png",
               counts=[b["n"] for b in r_base["by_length"]])
 
 # %% [markdown]
-# What to look for: back-translation buys real French at the price of noisy English, and
-# of fewer passes over the clean pairs in the same time (compare the epochs column). In the
-# runs docs/lessons.md lists, the continuation fitted 7 to 13 passes over the larger set,
-# and BLEU and exact matches rose on every backend. Where it fits only a few (a slower
+# What to look for: back-translation buys real French at the price of noisy English, and,
+# at equal training speed, of fewer passes over the clean pairs in the same time (each
+# epoch now holds twice as many pairs; the epochs column can show otherwise when the
+# runs trained at different speeds: compare the tokens/s column). In the runs
+# docs/lessons.md lists, the continuation fitted 7 to 13 passes over the larger set, and
+# BLEU and exact matches rose on every backend. Where it fits only a few (a slower
 # backend, a busier machine), it has seen no more target tokens than the plain
 # continuation, so expect less from it. A larger `--minutes` fits more passes: compare for
 # yourself.
@@ -429,8 +431,9 @@ lesson.figure(plots.bleu_vs_length, "bleu_vs_length_backtranslation.png",
 #
 # A user has a fixed amount of compute: the question is whether the same time is better
 # spent on more, noisier pairs than on more passes over the clean ones. With twice as
-# many pairs, the back-translation model makes fewer passes over each, as its epoch count
-# shows.
+# many pairs per epoch, the back-translation model fits about half as many epochs as the
+# plain one would at the same speed, so fewer passes over each clean pair (compare the
+# epochs and tokens/s columns: a run that trains faster fits more).
 #
 # </details>
 #
