@@ -5,7 +5,7 @@ guess costs and is still above it at the end; its translations ignore the source
 ("the dog dog") and stop in the wrong place. Trained for a few seconds on a tiny
 French-English corpus (96 sentences such as "le petit chat voit le chien" -> "the small
 cat sees the dog", one English word for each French word), it prints this
-(``python exercises/15_debug_the_the_the.py``, once the four ``raise`` lines are deleted;
+(``python exercises/15_debug_the_the_the.py``, once the four ``raise`` statements are deleted;
 on TensorFlow; JAX and torch give other numbers and the same picture):
 
     Training the translator (60 Adam steps on 96 sentences):
@@ -66,8 +66,8 @@ Shapes (symbols): ``B`` batch, ``S`` source length, ``d`` state size, ``V`` voca
     next_decoder_inputs(teacher_tokens (B,) int, logits (B, V), ratio scalar,
                         draws (B,) uniform in [0, 1)) -> tokens (B,) int32
 
-What to do: in every marked region delete the ``raise`` line, run the file, find the bugs
-and fix them in place.
+What to do: in every marked region delete the two-line ``raise`` statement, run the file,
+find the bugs and fix them in place.
 
 The grader checks each function on its own, then trains a tiny attention translator of its
 own built from your four functions (60 Adam steps on 36 sentences such as "the c the e
@@ -99,7 +99,7 @@ def make_initializer(seed=None):
     """
     # BEGIN YOUR CODE
     raise NotImplementedError(
-        "make_initializer: this code has a bug; fix it, then delete this line")
+        "make_initializer: one bug. Delete this 2-line raise, run the file, fix it")
     return keras.initializers.RandomNormal(stddev=1.0, seed=seed)
     # END YOUR CODE
 
@@ -116,7 +116,7 @@ def attention_scores(s_prev, h_enc):
     """
     # BEGIN YOUR CODE
     raise NotImplementedError(
-        "attention_scores: this code has a bug; fix it, then delete this line")
+        "attention_scores: one bug. Delete this 2-line raise, run the file, fix it")
     e = ops.einsum("bd,bsd->bs", s_prev, h_enc)  # s . h_j: (B, S)
     return e
     # END YOUR CODE
@@ -137,7 +137,7 @@ def teacher_forcing_ratio(step, decay_steps, schedule="linear", min_ratio=0.0, k
     """
     # BEGIN YOUR CODE
     raise NotImplementedError(
-        "teacher_forcing_ratio: two bugs, one per schedule; fix them, then delete this line")
+        "teacher_forcing_ratio: two bugs (one per schedule). Delete this raise, run, fix them")
     if schedule == "linear":
         return min(1.0, min_ratio + (1.0 - min_ratio) * step / decay_steps)
     return math.exp(step / k) / (k + math.exp(step / k))
@@ -158,7 +158,7 @@ def next_decoder_inputs(teacher_tokens, logits, ratio, draws):
     """
     # BEGIN YOUR CODE
     raise NotImplementedError(
-        "next_decoder_inputs: this code has a bug; fix it, then delete this line")
+        "next_decoder_inputs: one bug. Delete this 2-line raise, run the file, fix it")
     predicted = ops.cast(ops.argmax(logits, axis=-1), "int32")  # greedy: (B,)
     return predicted
     # END YOUR CODE

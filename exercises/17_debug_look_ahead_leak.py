@@ -3,7 +3,7 @@
 A student's Transformer decoder reaches a near-zero training loss within a few epochs, yet
 when it writes on its own it says the same word over and over. A one-layer version of
 their decoder, trained for a few seconds on six sentences that count up ("one two three
-four", ..., "six seven eight nine"), does the same. Once both ``raise`` lines are deleted,
+four", ..., "six seven eight nine"), does the same. Once both ``raise`` statements are deleted,
 ``python exercises/17_debug_look_ahead_leak.py`` prints (on TensorFlow; JAX and torch give
 other numbers and the same picture):
 
@@ -37,8 +37,8 @@ Shapes (symbols): ``N`` sentences, ``L`` longest target, ``T = L + 1``, ``V`` vo
     decoder_inputs   : (N, T) int      labels : (N, T) int     (padding 0 after the end)
     TinyDecoder(decoder_inputs (N, T)) -> logits (N, T, V)
 
-What to do: in both marked regions delete the ``raise`` line, run the file, find the bugs
-and fix them in place.
+What to do: in both marked regions delete the two-line ``raise`` statement, run the file,
+find the bugs and fix them in place.
 
 Hints: three of them, each saying more than the one before: where to look
 (``kerasattn hint 17``), what to compare (``kerasattn hint 17 2``), the fix
@@ -70,7 +70,7 @@ def make_teacher_forcing_arrays(targets, bos_id=2, eos_id=3):
     targets = ops.convert_to_tensor(targets, "int32")
     # BEGIN YOUR CODE
     raise NotImplementedError(
-        "make_teacher_forcing_arrays: this code has a bug; fix it, then delete this line")
+        "make_teacher_forcing_arrays: one bug. Delete this 2-line raise, run the file, fix it")
     n, length = targets.shape
     pad = ops.zeros((n, 1), "int32")
     lengths = ops.sum(ops.cast(ops.not_equal(targets, 0), "int32"), axis=1)  # (N,)
@@ -121,7 +121,7 @@ class TinyDecoder(keras.layers.Layer):
         x = self.positions(self.embedding(decoder_inputs))  # (N, T, d_model)
         # BEGIN YOUR CODE
         raise NotImplementedError(
-            "TinyDecoder.call: this code has a bug; fix it, then delete this line")
+            "TinyDecoder.call: one bug. Delete this 2-line raise, run the file, fix it")
         a = self.self_attention(x, x, query_mask=padding, value_mask=padding)  # (N, T, d_model)
         # END YOUR CODE
         y = self.add_norm(x, a)  # (N, T, d_model)

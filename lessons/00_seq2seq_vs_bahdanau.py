@@ -235,9 +235,11 @@ lesson.attention_figure(bahdanau, figure_name, sentence=sentence, title=title)
 # ## The paper's numbers beside ours
 #
 # Bahdanau et al. (2015), Table 1: BLEU on the WMT'14 English-to-French test set
-# (news-test-2014, 3,003 sentences), models trained on a 348-million-word corpus with a
-# 30,000-word vocabulary, each for about five days on a GPU. "-50" means trained on
-# sentences of up to 50 words; "no UNK" scores only the sentences without unknown words.
+# (news-test-2014, 3,003 sentences). The neural models were trained on a 348-million-word
+# parallel corpus with a 30,000-word vocabulary, for about five days on a GPU
+# (RNNsearch-50* much longer); Moses also used a separate 418-million-word monolingual
+# corpus. "-50" means trained on sentences of up to 50 words; "no UNK" scores only the
+# sentences without unknown words.
 #
 # | model (Bahdanau et al. 2015, WMT'14 en-fr) | BLEU, all sentences | BLEU, no UNK |
 # |:---|---:|---:|

@@ -25,15 +25,18 @@
 #   \qquad \operatorname{AddNorm}(x, y) = \operatorname{LayerNorm}(x + y).$$
 #
 # **Positional encoding.** Attention is blind to order: its weighted sum over keys is the
-# same whatever order they come in. The causal mask tells a position only how many words
-# precede it, not which came where: permute the prefix and the last position still sees
-# the same set of keys. Without a GRU, word order must be written into the input. We add
+# same whatever order they come in. In one causal layer the mask tells a position only
+# which words precede it, not in what order: permute the prefix and the last position
+# still sees the same set of keys. Stacked causal layers recover some order indirectly
+# (a second layer's keys depend on what preceded each word), but only weakly. Without a
+# GRU, word order must be written into the input. We add
 # a fixed pattern to each target embedding:
 #
 # $$\mathrm{PE}_{(pos, 2i)} = \sin\!\left(\frac{pos}{10000^{2i/d}}\right), \qquad
 #   \mathrm{PE}_{(pos, 2i+1)} = \cos\!\left(\frac{pos}{10000^{2i/d}}\right).$$
 #
-# Each pair of dimensions is a clock with its own period, from $2\pi$ to $10000 \cdot 2\pi$;
+# Each pair of dimensions is a clock with its own period, from $2\pi$ up to
+# $2\pi \cdot 10000^{(d-2)/d}$ (almost $10000 \cdot 2\pi$ for a large $d$);
 # the position is the reading of all the clocks, and $\mathrm{PE}_{pos+k}$ is a fixed linear
 # function (a rotation) of $\mathrm{PE}_{pos}$, which makes relative offsets easy to learn.
 # Easy to learn is not the same as learned: a decoder that always counted from 0 in

@@ -3,8 +3,8 @@
 A student's attention layer does not learn where to look. Trained for a second to find one
 source word per decoder step (random sentences, the layer alone), then shown "le chat noir
 dort ." while it writes "the black cat sleeps", it gives this, run after run
-(``python exercises/14_debug_uniform_attention.py``, once the ``raise`` line is deleted;
-the same numbers on TensorFlow, JAX and torch):
+(``python exercises/14_debug_uniform_attention.py``, once the two-line ``raise``
+statement is deleted; the same numbers on TensorFlow, JAX and torch):
 
     Training the layer to find one source word per decoder step (8 epochs, Adam):
       loss by epoch: 0.830 0.830 0.830 0.830 0.830 0.830 0.830 0.830
@@ -28,8 +28,8 @@ behaves like this and repair it. A layer that works makes the same run learn: th
 falls, the weight moves, and each row of the heat-map picks out its own word. Expect more
 than one cause: run the file again after each fix and read everything it prints.
 
-What to do: in ``GeneralAttention.call``, delete the ``raise`` line, run the file, find
-the bugs and fix them in place. Keep the rest of the layer as it is.
+What to do: in ``GeneralAttention.call``, delete the two-line ``raise`` statement, run
+the file, find the bugs and fix them in place. Keep the rest of the layer as it is.
 
 Shapes (symbols): ``B`` batch, ``T_q`` decoder steps, ``T_k`` source length, ``d_q``
 decoder state size, ``d_k`` encoder state size.

@@ -5,7 +5,7 @@ guess costs and is still above it at the end; its translations ignore the source
 ("the dog dog") and stop in the wrong place. Trained for a few seconds on a tiny
 French-English corpus (96 sentences such as "le petit chat voit le chien" -> "the small
 cat sees the dog", one English word for each French word), it prints this
-(``python exercises/15_debug_the_the_the.py``, once the four ``raise`` lines are deleted;
+(``python exercises/15_debug_the_the_the.py``, once the four ``raise`` statements are deleted;
 on TensorFlow; JAX and torch give other numbers and the same picture):
 
     Training the translator (60 Adam steps on 96 sentences):
@@ -66,8 +66,8 @@ Shapes (symbols): ``B`` batch, ``S`` source length, ``d`` state size, ``V`` voca
     next_decoder_inputs(teacher_tokens (B,) int, logits (B, V), ratio scalar,
                         draws (B,) uniform in [0, 1)) -> tokens (B,) int32
 
-What to do: in every marked region delete the ``raise`` line, run the file, find the bugs
-and fix them in place.
+What to do: in every marked region delete the two-line ``raise`` statement, run the file,
+find the bugs and fix them in place.
 
 The grader checks each function on its own, then trains a tiny attention translator of its
 own built from your four functions (60 Adam steps on 36 sentences such as "the c the e

@@ -23,13 +23,13 @@ import numpy as np
 
 __all__ = ["uniform_attention", "the_the_the", "look_ahead_leak"]
 
-_GATE = ("still starts with `raise NotImplementedError`. Delete the `raise` line of every "
+_GATE = ("still starts with `raise NotImplementedError`. Delete the `raise` statement of every "
          "marked region in this file (the code under it is the code to debug), then run the "
          "file again to see the symptom.")
 
 
 def _gated(run):
-    """Run ``run()``; if the exercise's ``raise`` line is still there, say so and return.
+    """Run ``run()``; if the exercise's ``raise`` statement is still there, say so and return.
 
     On torch, ``run()`` has one intra-op thread: the tensors are tiny, and more threads
     only wait for each other (and for whatever else keeps the cores busy).

@@ -5,7 +5,7 @@ encoder, one decoder step and the whole teacher-forced forward pass are compared
 float64 NumPy reference; properties check causality, source-padding invariance and that
 every weight receives a gradient. Case "train" is the lab's training in miniature (what
 ``kerasattn lab`` then does on the corpus): from the grader's weights, a few Adam steps on
-the masked cross-entropy of a batch of two sentences must lower the loss. On JAX the steps
+the masked cross-entropy of a batch of two sentences must at least halve the loss. On JAX the steps
 run as one compiled function, on TensorFlow as one traced graph.
 """
 import numpy as np
