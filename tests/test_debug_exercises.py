@@ -61,7 +61,7 @@ def test_an_untouched_exercise_run_asks_for_the_raise_lines_to_go(stem, capsys, 
     runpy.run_path(str(ROOT / "exercises" / f"{stem}.py"), run_name="__main__")
     out = capsys.readouterr().out
     assert "still starts with `raise NotImplementedError`" in out, out
-    assert "Delete the `raise` line of every marked region" in out
+    assert "Delete the `raise` statement of every marked region" in out
 
 
 @pytest.mark.parametrize("stem", STEMS)

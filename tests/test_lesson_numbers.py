@@ -1237,8 +1237,9 @@ ALLOWED: list[Allowed] = [
 
 ALLOWED_LESSON_00: list[Allowed] = [
     A(L0, "Corpus BLEU (sacrebleu, 0-100)", "BLEU's scale"),
-    A(L0, "news-test-2014, 3,003 sentences), models trained on a 348-million-word corpus "
-      "with a 30,000-word vocabulary", PAPER),
+    A(L0, "news-test-2014, 3,003 sentences). The neural models were trained on a "
+      "348-million-word parallel corpus with a 30,000-word vocabulary", PAPER),
+    A(L0, "Moses also used a separate 418-million-word monolingual corpus", PAPER),
     A(L0, "trained on sentences of up to 50 words", PAPER),
     A(L0, "up to 50 words of 620-dimensional embeddings into a 1,000-number state, 31,000 "
       "numbers into 1,000 (31 : 1)", PAPER),
