@@ -34,7 +34,8 @@ Hints:
       (no residual) and not ``x + norm(y)`` (the sublayer's output normalised on its own).
       Neither is the pre-norm block either, ``x + Sublayer(LayerNorm(x))``, which
       normalises the sublayer's *input* and is a different network.
-    * Pass ``training`` to the dropout layer so dropout is off at inference.
+    * Pass ``training`` on to the dropout layer: it says whether this call trains, and
+      dropout acts only when it is true.
 
 What you may use: ``keras.ops``, ``keras.layers.Layer`` and ``keras.layers.Dropout``.
 What you may NOT use (the grader watches every call while your code runs, however a name is

@@ -125,6 +125,20 @@ def _cross_from_x(i):
     return add_norm(y2, feed_forward(y2, **w["ffn"]), **w["norm3"])
 
 
+def _no_query_mask(i):
+    """Padded target positions not masked as queries: a padded row gets a context."""
+    from kerasattn.reference import add_norm, attention_mask, feed_forward, multi_head_attention
+
+    w, x, mem = _weights(i), i["x"], i["memory"]
+    self_mask = attention_mask(T, T, None, i["dec_mask"], causal=True)
+    y1 = add_norm(x, multi_head_attention(x, x, x, w["self_attention"], H, self_mask),
+                  **w["norm1"])
+    cross_mask = attention_mask(T, S, None, i["enc_mask"])
+    y2 = add_norm(y1, multi_head_attention(y1, mem, mem, w["cross_attention"], H, cross_mask),
+                  **w["norm2"])
+    return add_norm(y2, feed_forward(y2, **w["ffn"]), **w["norm3"])
+
+
 HINTS = [
     "Read the three equations as three lines: each one calls a sublayer on the previous line's "
     "output and wraps it in its own AddNorm. Only the self-attention is causal, and the queries "
@@ -156,7 +170,11 @@ SPEC = Spec(
                             "Give the cross-attention value_mask=encoder_padding_mask."),
                     Variant("cross-attention queried with X instead of Y1", _cross_from_x,
                             "The cross-attention's query is the output of the first "
-                            "AddNorm.")]),
+                            "AddNorm."),
+                    Variant("target padding not masked as queries", _no_query_mask,
+                            "Pass decoder_padding_mask as query_mask to both attentions: "
+                            "a padded target position then gets no context (a zero row), "
+                            "as in the kit's block.")]),
         Property("causality: changing the last target position leaves earlier outputs "
                  "unchanged", case="block",
                  fn=P.same_where("out", "out_future", keep_input="past", atol=1e-4,

@@ -49,7 +49,7 @@ def build(rng):
     # Lengths differ a lot, so ranking by score / L^alpha and by the raw score disagree.
     return {"beam_scores": np.array([[-1.0, -2.4, -1.8], [-3.0, -3.4, -1.2]]),
             "beam_lengths": np.array([[1.0, 6.0, 3.0], [5.0, 6.0, 1.0]]),
-            # Sentence 1's best beam already ended with <eos> (shorter, lower raw score).
+            # Sentence 1's beam 0 already ended with <eos>: it must compete with the others.
             "finished": np.array([[False, False, False], [True, False, False]]),
             "next_log_probs": log_probs}
 
