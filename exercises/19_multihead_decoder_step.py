@@ -41,7 +41,8 @@ What to fill in:
 The grader loads its own weights into the layer and compares ``alpha``, ``c_t`` and
 ``s_t`` with a float64 NumPy reference; it checks that each head's weights sum to 1, that
 padded positions get weight 0 and change nothing, and that every weight receives a
-gradient.
+gradient (except the key bias ``b_k``: it adds ``q_i . b_k`` to every source position's
+score alike, which the softmax ignores, so it has no effect on the output).
 
 Hints:
     * One query per row: ``s_{t-1}`` has no time axis, so neither have ``q_i`` and

@@ -22,9 +22,10 @@
 # $$Z = \operatorname{AddNorm}\big(X, \operatorname{MHA}(X, X, X, \text{pad mask})\big),
 #   \qquad H' = \operatorname{AddNorm}\big(Z, \operatorname{FFN}(Z)\big) \quad (\times N).$$
 #
-# **Receptive fields.** A convolution sees $k$ neighbours per layer; a recurrent network
-# reaches a word $d$ positions away through $d$ steps. One self-attention layer connects
-# every pair of positions directly, at a cost of $O(T^2)$ scores.
+# **Receptive fields.** A convolution of width $k$ widens its reach by $(k - 1)/2$ words
+# on each side per layer; a recurrent network reaches a word $d$ positions away through $d$
+# steps. One self-attention layer connects every pair of positions directly, at a cost of
+# $O(T^2)$ scores.
 #
 # **Masks.** Only the decoder's self-attention is causal. The encoder sees the whole
 # sentence (it is given in full at inference too), and cross-attention may look at every
@@ -114,8 +115,8 @@ lesson.samples(model)
 # It is a trade-off, not a free gain. Measured once per backend (TensorFlow / JAX / torch):
 # without the shift with nothing else running, a 4.25-minute budget and a peak learning
 # rate of 1e-3 (those runs are kept in this table only; docs/lessons.md gives their
-# ranges); with it, this lesson's recorded runs (the README's table, beside another busy
-# process):
+# ranges); with it, this lesson's recorded runs (beside another busy process; by length in
+# docs/lessons.md):
 #
 # | test sentences | BLEU without the shift | BLEU with the shift |
 # |:---|:---|:---|

@@ -1,7 +1,6 @@
 """Checks for exercise 02: the additive (Bahdanau) score e = v^T tanh(W_q s + W_k h)."""
 import numpy as np
 
-from kerasattn.grader import properties as P
 from kerasattn.grader.spec import Case, Compare, Property, Spec, Variant
 
 NAMES = ("s_prev", "h_enc", "W_q", "W_k", "v")
@@ -56,6 +55,9 @@ def _sentence_0_same(outputs, inputs):
     if np.abs(a[0] - b[0]).max() > 1e-5:
         return ("changing sentence 1's encoder states changed sentence 0's scores: the "
                 "batch items are mixed (check which axes your matmul contracts)")
+    if np.abs(a[1] - b[1]).max() <= 1e-5:
+        return ("changing sentence 1's encoder states left its own scores unchanged: the "
+                "scores must depend on the keys h_j (W_k h_j inside the tanh)")
     return None
 
 
@@ -87,8 +89,7 @@ SPEC = Spec(
                     Variant("query and keys squashed separately",
                             _query_only, "Add W_q s and W_k h first, then one tanh."),
                 ]),
-        Property("scores are finite", case="scores", fn=P.all_finite("scores"), points=1),
-        Property("each sentence is scored on its own", case="scores", fn=_sentence_0_same,
-                 points=3),
+        Property("each sentence is scored on its own keys", case="scores",
+                 fn=_sentence_0_same, points=4),
     ],
 )
