@@ -53,7 +53,8 @@
 # models: the higher dropout the notes suggest is not applied. What steps 4 and 5 do add
 # is a learning-rate *warmup* (200 steps up to the peak rate, then decay as
 # $1/\sqrt{\text{step}}$) with batches of 32, because the post-norm stack is unstable with
-# large early steps. This lesson does not measure a with/without comparison; to see one,
+# large early steps, and the paper's Adam settings $\beta_2 = 0.98$, $\epsilon = 10^{-9}$
+# (section 5.3; the other models keep Keras's defaults). This lesson does not measure a with/without comparison; to see one,
 # train again with `lesson.train("transformer", label_smoothing=0.0)` or with
 # `model_kwargs={"dropout": 0.3}` and compare the BLEU.
 
@@ -256,7 +257,8 @@ lesson.figure(plots.evolution_table_figure, "evolution_table.png", rows,
 #
 # None. Every model of the course trains with label smoothing 0.1 and AdamW weight decay
 # 1e-4, and the Transformer's dropout is 0.1 like the others'. What the Transformer
-# models (steps 4 and 5) add is the warmup schedule and smaller batches.
+# models (steps 4 and 5) add is the warmup schedule, smaller batches and the paper's Adam
+# settings ($\beta_2 = 0.98$, $\epsilon = 10^{-9}$).
 #
 # </details>
 #

@@ -376,10 +376,12 @@ lesson.figure(plots.bleu_vs_length, "bleu_vs_length_backtranslation.png",
 # %% [markdown]
 # What to look for: back-translation buys real French at the price of noisy English, and,
 # at equal training speed, of fewer passes over the clean pairs in the same time (each
-# epoch now holds twice as many pairs; the epochs column can show otherwise when the
-# runs trained at different speeds: compare the tokens/s column). In the runs
-# docs/lessons.md lists, the continuation fitted 7 to 13 passes over the larger set, and
-# BLEU and exact matches rose on every backend. Where it fits only a few (a slower
+# epoch now holds twice as many pairs; the epochs column can show otherwise when the runs
+# trained at different speeds or the plain one stopped early: compare the train s and
+# tokens/s columns of the summary at the end). In the runs docs/lessons.md lists, the
+# continuation fitted 7 to 13 passes over the larger set, and BLEU and exact matches rose
+# on every backend; only on JAX had it seen about as many target tokens as the plain
+# continuation (+1.3 BLEU there), on the other two it had seen more. Where it fits only a few (a slower
 # backend, a busier machine), it has seen no more target tokens than the plain
 # continuation, so expect less from it. A larger `--minutes` fits more passes: compare for
 # yourself.
@@ -433,7 +435,8 @@ lesson.figure(plots.bleu_vs_length, "bleu_vs_length_backtranslation.png",
 # spent on more, noisier pairs than on more passes over the clean ones. With twice as
 # many pairs per epoch, the back-translation model fits about half as many epochs as the
 # plain one would at the same speed, so fewer passes over each clean pair (compare the
-# epochs and tokens/s columns: a run that trains faster fits more).
+# train s and tokens/s columns: a run that trains faster fits more, and a plain run that
+# early stopping ends before its share is up leaves the comparison uneven).
 #
 # </details>
 #

@@ -9,9 +9,9 @@ three sublayers, each wrapped in AddNorm:
 
 The self-attention must be causal (position i sees target positions <= i) and must ignore
 padded target positions; the cross-attention must ignore padded *source* positions. Both
-take the target padding mask as their query mask too, so a padded target position gets no
-context (a row of zeros before its AddNorm), as in the kit's block; the grader checks that
-row as well.
+take the target padding mask as their query mask too, so a padded target position attends
+to nothing (its attention output is only the output projection's bias), as in the kit's
+block; the grader checks that row as well.
 
 Shapes (symbols): ``B`` batch, ``T`` target length, ``S`` source length, ``d_model``.
 

@@ -173,8 +173,9 @@ SPEC = Spec(
                             "AddNorm."),
                     Variant("target padding not masked as queries", _no_query_mask,
                             "Pass decoder_padding_mask as query_mask to both attentions: "
-                            "a padded target position then gets no context (a zero row), "
-                            "as in the kit's block.")]),
+                            "a padded target position then attends to nothing (its "
+                            "attention output is only the output bias), as in the kit's "
+                            "block.")]),
         Property("causality: changing the last target position leaves earlier outputs "
                  "unchanged", case="block",
                  fn=P.same_where("out", "out_future", keep_input="past", atol=1e-4,
