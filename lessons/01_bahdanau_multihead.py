@@ -67,8 +67,8 @@ x = np.arange(B * T * d_model, dtype="float32").reshape(B, T, d_model)
 split = ops.transpose(ops.reshape(x, (B, T, h, d_model // h)), (0, 2, 1, 3))  # (B, h, T, d_h)
 merged = ops.reshape(ops.transpose(split, (0, 2, 1, 3)), (B, T, d_model))     # (B, T, d_model)
 print("x", tuple(x.shape), "-> heads", tuple(split.shape), "-> merged", tuple(merged.shape))
-print("head 1 of position 0 holds features", ops.convert_to_numpy(split)[0, 1, 0],
-      "= x[0, 0, 2:4]", x[0, 0, 2:4])
+print("the second head (index 1) of position 0 holds features",
+      ops.convert_to_numpy(split)[0, 1, 0], "= x[0, 0, 2:4]", x[0, 0, 2:4])
 assert np.array_equal(ops.convert_to_numpy(merged), x)
 
 # %% [markdown]
