@@ -29,7 +29,8 @@ them, then compares your forward pass with a float64 NumPy reference):
 
 What to fill in:
     1. ``encode``: source mask, embedding, bidirectional GRU (masked), ``s_0``.
-    2. ``decode_step``: one decoder step, exactly the four lines of the decoder above.
+    2. ``decode_step``: one decoder step, the three equations inside the decoder's loop
+       above.
     3. ``call``: encode, then the loop over the target positions with teacher forcing
        (the input of step t = 1 .. T is ``decoder_inputs[:, t-1]`` = y_{t-1}, with
        y_0 = ``<bos>``), stacking the logits.

@@ -41,8 +41,10 @@
 # function (a rotation) of $\mathrm{PE}_{pos}$, which makes relative offsets easy to learn.
 # Easy to learn is not the same as learned: a decoder that always counted from 0 in
 # training has never seen the positions of a test sentence longer than its training
-# sentences. So in training each target here starts at a random position $k \le 32$
-# (`RandomPositionShift`, SHAPE; $k = 0$ at inference). Lesson 05 measures what the shift
+# sentences. So in training on the built-in corpus each target here starts at a random
+# position $k \le 32$ (`RandomPositionShift`, SHAPE; $k = 0$ at inference; on a real file,
+# `--data`, the recipe turns the shift off: its test sentences are as long as its training
+# ones). Lesson 05 measures what the shift
 # buys the full Transformer, whose encoder has positions too; this model's has none (the
 # GRU reads order), and on this model its effect is not measured.
 #

@@ -54,8 +54,9 @@
 # is a learning-rate *warmup* (200 steps up to the peak rate, then decay as
 # $1/\sqrt{\text{step}}$) with batches of 32, because the post-norm stack is unstable with
 # large early steps, and the paper's Adam settings $\beta_2 = 0.98$, $\epsilon = 10^{-9}$
-# (section 5.3; the other models keep Keras's defaults). This lesson does not measure a with/without comparison; to see one,
-# train again with `lesson.train("transformer", label_smoothing=0.0)` or with
+# (section 5.3; the other models keep Keras's defaults). This lesson does not measure a
+# with/without comparison; to see one, train again with
+# `lesson.train("transformer", label_smoothing=0.0)` or with
 # `model_kwargs={"dropout": 0.3}` and compare the BLEU.
 
 # %%
@@ -105,8 +106,10 @@ lesson.samples(model)
 # our corpus it scored BLEU 97-100 up to 30 words and 56-60 on 31-40 words, on every
 # backend (docs/lessons.md).
 #
-# The fix used here is SHAPE (Kiyono et al., 2021), `kerasattn.layers.RandomPositionShift`:
-# during training every sentence pair starts at a random position $k \in \{0..K\}$
+# The fix used here on the built-in corpus is SHAPE (Kiyono et al., 2021),
+# `kerasattn.layers.RandomPositionShift` (on a real file, `--data`, the recipe turns it
+# off: its test sentences are as long as its training ones): during training every
+# sentence pair starts at a random position $k \in \{0..K\}$
 # ($K$ = `max_position_shift` = 32), the same $k$ for source and target. Because
 # $PE_{p+k}$ is $PE_p$ rotated by a fixed angle per frequency, the dot product of two
 # encodings depends only on their distance, which the model still sees; what it can no
@@ -137,7 +140,8 @@ lesson.samples(model)
 # represents *position* decides how it generalises in length.
 
 # %%
-heading("BLEU by source length (31+ = longer than any training sentence)")
+heading("BLEU by source length" + ("" if lesson.data.real else
+                                   " (31+ = longer than any training sentence)"))
 for b in result["by_length"]:
     bleu = "-" if b["bleu"] is None else f"{b['bleu']:5.1f}"
     print(f"{b['label']:>6} words: BLEU {bleu} ({b['n']} sentences)")
@@ -184,7 +188,7 @@ lesson.explorer(model, "explorer_transformer.html")
 # %%
 from kerasattn import plots
 
-print("this run, built-in corpus, test split:")
+print(f"this run, {'the real file' if lesson.data.real else 'built-in corpus'}, test split:")
 print(plots.evolution_table_markdown([result]))
 
 # %% [markdown]

@@ -381,9 +381,9 @@ lesson.figure(plots.bleu_vs_length, "bleu_vs_length_backtranslation.png",
 # tokens/s columns of the summary at the end). In the runs docs/lessons.md lists, the
 # continuation fitted 7 to 13 passes over the larger set, and BLEU and exact matches rose
 # on every backend; only on JAX had it seen about as many target tokens as the plain
-# continuation (+1.3 BLEU there), on the other two it had seen more. Where it fits only a few (a slower
-# backend, a busier machine), it has seen no more target tokens than the plain
-# continuation, so expect less from it. A larger `--minutes` fits more passes: compare for
+# continuation (+1.3 BLEU there), on the other two it had seen more. Where it fits only a
+# few (a slower backend, a busier machine), it has seen no more target tokens than the
+# plain continuation, so expect less from it. A larger `--minutes` fits more passes: compare for
 # yourself.
 
 # %% [markdown]

@@ -167,3 +167,17 @@ def test_failure_result_is_valid_gradescope():
     payload = json.loads(report.to_gradescope(res))
     assert payload["score"] == 0.0 and "boom" in payload["tests"][0]["output"]
     assert "grading failed" in report.to_text(res) or "boom" in report.to_text(res)
+
+
+def test_gradient_check_exempts_only_the_key_bias():
+    from kerasattn.grader.outcomes import _gradients
+    from kerasattn.grader.spec import GradientCheck
+
+    check = GradientCheck("every weight receives a gradient", case="c", points=1)
+    ok = {"grad/block/self_attention/key_dense/bias": np.zeros(4),
+          "grad/block/self_attention/key_dense/kernel": np.ones((4, 4))}
+    assert _gradients(check, ok) == (True, "")
+    passed, message = _gradients(check, {**ok, "grad/block/value_dense/bias": np.zeros(4)})
+    assert not passed and "value_dense/bias" in message and "key_dense" not in message
+    passed, message = _gradients(check, {"grad/key_bias": np.array([np.nan])})
+    assert not passed and "non-finite" in message

@@ -16,7 +16,7 @@ import zipfile
 import numpy as np
 
 from kerasattn.grader import compare as cmp
-from kerasattn.grader.spec import Compare, GradientCheck, Property
+from kerasattn.grader.spec import Compare, GradientCheck, Property, is_key_bias
 
 MAX_OUTPUT_BYTES = 64 * 2**20
 
@@ -234,7 +234,8 @@ def _gradients(check: GradientCheck, outputs) -> tuple[bool, str]:
     if not grads:
         return False, "no trainable weights reported a gradient (does the layer have weights?)"
     bad = sorted(k for k, g in grads.items() if not np.all(np.isfinite(g)))
-    zero = sorted(k for k, g in grads.items() if np.all(np.isfinite(g)) and not np.any(g))
+    zero = sorted(k for k, g in grads.items()
+                  if np.all(np.isfinite(g)) and not np.any(g) and not is_key_bias(k))
     msgs = []
     if bad:
         msgs.append(f"non-finite gradient for {', '.join(bad)}")

@@ -80,9 +80,21 @@ class Property(_Check):
 
 @dataclass(frozen=True, kw_only=True)
 class GradientCheck(_Check):
-    """Every output named ``prefix + weight`` must be a finite, non-zero gradient."""
+    """Every output named ``prefix + weight`` must be a finite, non-zero gradient.
+
+    A key projection's bias is exempt from the non-zero rule: it adds ``q . b_k`` to every
+    key's score for a query alike, which the softmax over the keys ignores, so its true
+    gradient is zero (a float32 one is round-off). :func:`is_key_bias` names them.
+    """
 
     prefix: str = "grad/"
+
+
+def is_key_bias(weight_name: str) -> bool:
+    """Whether ``weight_name`` is an attention key projection's bias (``.../key_dense/bias``
+    of the kit's ``MultiHeadCross``, or a weight named ``key_bias``)."""
+    return weight_name.endswith("key_bias") or ("key_dense" in weight_name
+                                                and weight_name.endswith("bias"))
 
 
 @dataclass
