@@ -130,8 +130,9 @@ lesson.explorer(model, "explorer_encoder_self_attention.html")
 # head and its strongest key is circled; the colour scale runs up to the largest weight in
 # the figure. Remember that the block's input is already the GRU's output, so each position
 # carries some context before any head looks at it; heads need not specialise, and in
-# `--quick` mode they are untrained. On a real file (`--data`) the cell draws nothing: its
-# sentence is made of the built-in corpus's English words.
+# `--quick` mode they are untrained. The sentence is made of the built-in corpus's English
+# words: on a real file (`--data`) they may be unknown to its vocabulary, and the figure
+# then says little.
 
 # %%
 import numpy as np
@@ -152,18 +153,14 @@ def encoder_self_attention_weights(model, sentence, src_vocab, block=0):
 
 
 sentence = "the girls that the old dog sees are happy ."
-if lesson.data.real:  # --data: the sentence's words are the built-in corpus's English words
-    print("(a real file: the heads of this cell are drawn for the built-in corpus only)")
-else:
-    tokens, weights = encoder_self_attention_weights(model.model, sentence,
-                                                     lesson.data.src_vocab)
-    for head in range(weights.shape[0]):
-        row = weights[head, tokens.index("are")]
-        print(f"head {head + 1}: 'are' attends most to {tokens[int(row.argmax())]!r} "
-              f"({row.max():.2f}); weight on 'girls' {row[tokens.index('girls')]:.2f}")
-    lesson.figure(plots.self_attention_heads, "encoder_self_attention_heads.png", weights,
-                  tokens, focus="are",
-                  title="step 2: every head of the encoder block (row: 'are')")
+tokens, weights = encoder_self_attention_weights(model.model, sentence, lesson.data.src_vocab)
+for head in range(weights.shape[0]):
+    row = weights[head, tokens.index("are")]
+    print(f"head {head + 1}: 'are' attends most to {tokens[int(row.argmax())]!r} "
+          f"({row.max():.2f}); weight on 'girls' {row[tokens.index('girls')]:.2f}")
+lesson.figure(plots.self_attention_heads, "encoder_self_attention_heads.png", weights,
+              tokens, focus="are",
+              title="step 2: every head of the encoder block (row: 'are')")
 
 # %% [markdown]
 # ## Check your understanding
