@@ -63,10 +63,9 @@ def run(student, inputs):
     s_t_padded, _, _ = step(inputs["h_enc_padded"])
     probe = _tensor(np.linspace(-1, 1, B * U).reshape(B, U))
     grads = trainable_gradients(layer, lambda: ops.sum(step(inputs["h_enc"])[0] * probe))
-    # The key bias adds q_i . b_k to every source position's score alike, which the softmax
-    # ignores: its true gradient is zero, so it is left out of the gradient check.
+    # The key bias's true gradient is zero (the softmax ignores it): GradientCheck exempts it.
     return {"s_t": s_t, "c_t": c_t, "alpha": alpha, "s_t_padded": s_t_padded,
-            **{f"grad/{k}": g for k, g in grads.items() if not k.endswith("key_bias")}}
+            **{f"grad/{k}": g for k, g in grads.items()}}
 
 
 # -- float64 reference ------------------------------------------------------------------
