@@ -408,6 +408,9 @@ def run(args) -> list[dict]:
             result = training.train(model, p.train, p.valid, seed=args.seed,
                                     callbacks=[timer, stop], **recipe.train)
             stats = dict(epochs=result.epochs_run, train_seconds=result.train_seconds,
+                         best_epoch=result.best_epoch,
+                         history={k: [round(float(v), 4) for v in vals]
+                                  for k, vals in result.history.items()},
                          **_timing(p.train, recipe.train["batch_size"], args.seed,
                                    recipe.train["bucket"], timer, stop),
                          params=int(model.count_params()),

@@ -126,7 +126,7 @@ def add_backend_option(parser, *, default=None, allow_all: bool = False) -> None
     The value is checked where it is used (:func:`select_backend`, :func:`check_backend`),
     so an unknown or missing backend gives the same :class:`UsageError` everywhere.
     """
-    names = ", ".join(BACKENDS) + (", or all (every backend)" if allow_all else "")
+    names = ", ".join(BACKENDS) + (", or all (every installed backend)" if allow_all else "")
     parser.add_argument("--backend", default=default, metavar="NAME",
                         help=f"Keras backend: {names} (default: $KERAS_BACKEND, else "
                              f"Keras's default from ~/.keras/keras.json, else tensorflow)")

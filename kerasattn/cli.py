@@ -181,6 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the exercise: its number (3 or 03) or its file name")
     p.add_argument("number", nargs="?", type=int, default=1, metavar="N",
                    help="which hint (default 1; the last one comes close to the answer)")
+    add_backend_option(p, default=argparse.SUPPRESS)  # accepted anywhere, unused here
 
     p = sub.add_parser("lab", help="the attention lab: train your exercise-16 model beside "
                                     "seq2seq, draw its attention, write a report")
@@ -206,14 +207,16 @@ def _split_grade(argv: list[str]) -> tuple[list[str], list[str] | None]:
     """Everything after ``grade`` goes to the grader untouched (its own --backend too)."""
     head = []
     i = 0
-    while i < len(argv):
-        a = argv[i]
+    while i < len(argv):  # only the subcommand position: skip global options, stop at the
+        a = argv[i]       # first other word (``lesson 0 --out grade`` is not the grader)
         if a == "grade":
             return head, argv[i + 1:]
         head.append(a)
         if a == "--backend" and i + 1 < len(argv):
             head.append(argv[i + 1])
             i += 1
+        elif not a.startswith("-"):
+            break
         i += 1
     return argv, None
 
@@ -302,6 +305,9 @@ def cmd_backends(args) -> int:
     wanted = (args.backend_list.split(",") if args.backend_list else installed_backends())
     wanted = [b.strip() for b in wanted if b.strip()]
     for b in wanted:
+        if b not in BACKENDS:
+            raise UsageError(f"--backends: {b!r} is not one of {', '.join(BACKENDS)} "
+                             f"(received {args.backend_list!r})")
         check_backend(b)
     if not wanted:
         raise UsageError("no Keras backend is installed: pip install 'kerasattn[torch]' (or "

@@ -259,8 +259,9 @@ lesson.attention_figure(bahdanau, figure_name, sentence=sentence, title=title)
 #
 # Our gap is much larger than the paper's, and harder compression is not the reason. By the
 # ratio of question 8 below, the paper's RNNencdec-50 squeezes harder than our `seq2seq`: up
-# to 50 words of 620-dimensional embeddings into a 1,000-number state, 31,000 numbers into
-# 1,000 (31 : 1), against 40 words of 64 dimensions into 128 numbers here (20 : 1). Two
+# to 50 training words of 620-dimensional embeddings into a 1,000-number state, 31,000
+# numbers into 1,000 (31 : 1), against at most 30 training words of 64 dimensions into 128
+# numbers here (15 : 1; 20 : 1 for the 40-word test sentences). Two
 # other things make the difference. *Training time*: each model here trains for about
 # two minutes, against about five days in the paper. The attention model can read each
 # source word's annotation directly and learns the corpus within that time; the baseline

@@ -220,9 +220,9 @@ lesson.figure(plots.self_attention_heads, "encoder_self_attention_heads.png", we
 # <details><summary>Answer</summary>
 #
 # Without the mask the pad positions are keys like any other: they take a share of every
-# softmax, and more padding takes a bigger share. With the mask their scores are set to
-# $-\infty$ before the softmax, so they get weight 0 and the output at the real positions
-# is the same up to float rounding.
+# softmax, and more padding takes a bigger share. With the mask a very large negative number
+# (standing in for $-\infty$) is added to their scores before the softmax, so they get weight
+# 0 and the output at the real positions is the same up to float rounding.
 #
 # </details>
 #

@@ -242,7 +242,7 @@ lesson.curves([base.name, sampled.name], "curves_scheduled_sampling.png",
 # %%
 # As many training steps as the plain continuation ran (its share of time is only a cap:
 # a coverage step costs a little more), so the comparison is of coverage, not of time.
-coverage_steps = StepLimit(plain_steps.steps)
+coverage_steps = StepLimit(n_steps)
 covered = lesson.train("bahdanau", label="base, coverage", data=small, start_from=first,
                        model_kwargs={"coverage": True, "coverage_loss_weight": 1.0},
                        callbacks=[coverage_steps], budget_share=2)

@@ -91,6 +91,9 @@ from keras import ops
 def make_initializer(seed=None):
     """The initializer of every weight matrix and embedding of the translator.
 
+    Meant to be Xavier/Glorot (Glorot and Bengio, 2010): mean 0 and variance
+    2 / (fan_in + fan_out), so that a layer's outputs keep the scale of its inputs.
+
     Args:
         seed: int seed, or None.
 

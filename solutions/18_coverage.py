@@ -48,9 +48,14 @@ its own weights, and checks that the weights sum to 1, that coverage never decre
 that the loss is 0 when the attention never returns to a covered position, and that every
 weight receives a gradient.
 
-You may use the kit's ``masked_softmax`` (exercise 03). You may not use the kit's
-attention layers (``kerasattn.layers.BahdanauAttention``), its
-models, its training code, its decoding steps (``kerasattn.steps``) or its decoding code.
+What you may use: ``keras.ops``, ``keras.layers.Layer`` (with ``add_weight``) and the kit's
+``masked_softmax`` (exercise 03).
+What you may NOT use (the grader watches every call while your code runs, however a name is
+reached, and fails the check that used it): the kit's ``BahdanauAttention``
+(``kerasattn.layers.bahdanau``), ``kerasattn.models``, ``kerasattn.training``,
+``kerasattn.decoding``, ``kerasattn.steps``; ``keras.layers.AdditiveAttention``,
+``keras.layers.Attention``, ``keras.layers.MultiHeadAttention``; NumPy on tensors; the
+solutions, ``kerasattn.reference`` and ``kerasattn.grader``.
 
 Hints:
     * ``w_c c_tj`` is a vector of size ``a`` for every position j:

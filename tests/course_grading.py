@@ -63,6 +63,8 @@ CHECK_MUTATIONS = [
     ("13_assemble_step4_model",
      "    y = PositionalEncoding(dropout=dropout, scale_inputs=True)(y)  "
      "# X = sqrt(d) Embed(y_in) + PE\n", "", "the decoder adds positional encodings"),
+    ("09_add_norm", "        y = self.dropout(y, training=training)  # (B, T, D)\n", "",
+     "in training, dropout acts on y only"),
 ]
 
 # Known mistakes in the week-4 exercises 16 and 18, in the same form.

@@ -58,6 +58,7 @@ def test_importing_the_command_imports_no_keras_and_no_course_code():
     (["train", "bahdanau", "--beam", "0"], "--beam must be >= 1; received 0"),
     (["translate", "/no/such/checkpoint", "the cat ."], "CHECKPOINT: no such directory"),
     (["translate", "/no/such/checkpoint", "the cat .", "--beam", "0"], "--beam must be >= 1"),
+    (["backends", "--backends", "jax,tf"], "--backends: 'tf' is not one of"),
 ])
 def test_clear_errors_without_traceback(capsys, argv, message):
     rc = cli.main(argv)
@@ -165,6 +166,13 @@ def test_grade_delegates_to_the_grader(monkeypatch):
     assert cli.main(["--backend", "jax", "grade", "exercises"]) == 7
     assert calls == [["solutions", "--format", "json", "--backend", "all"],
                      ["--backend", "jax", "exercises"]]
+
+
+def test_grade_is_a_subcommand_only_in_the_subcommand_position():
+    assert cli._split_grade(["--backend", "jax", "grade", "x.py"]) == (["--backend", "jax"],
+                                                                      ["x.py"])
+    assert cli._split_grade(["lesson", "0", "--out", "grade"])[1] is None
+    assert cli._split_grade(["translate", "CKPT", "grade"])[1] is None
 
 
 @pytest.fixture(scope="module")

@@ -319,7 +319,7 @@ def test_data_language_code_offline_is_one_clear_sentence(tmp_path, monkeypatch,
     rc = cli.main(["train", "seq2seq", "--quick", "--data", "deu", "--out", str(tmp_path)])
     err = capsys.readouterr().err
     assert rc == 2 and "Traceback" not in err
-    assert "--data deu: could not download" in err and "--data PATH" in err
+    assert "--data deu: Could not download" in err and "--data PATH" in err
     assert "built-in corpus" in err
 
 

@@ -181,3 +181,27 @@ def test_gradient_check_exempts_only_the_key_bias():
     assert not passed and "value_dense/bias" in message and "key_dense" not in message
     passed, message = _gradients(check, {"grad/key_bias": np.array([np.nan])})
     assert not passed and "non-finite" in message
+
+
+def test_the_key_bias_rule_knows_the_kits_own_weight_names():
+    from kerasattn.grader.childtools import _names
+    from kerasattn.grader.spec import is_key_bias
+    from kerasattn.layers import MultiHeadCross
+
+    layer = MultiHeadCross(num_heads=2, d_model=8)
+    x = np.zeros((1, 3, 8), "float32")
+    layer(x, x)
+    exempt = [n for n in _names(layer) if is_key_bias(n)]
+    assert exempt == [v.path for v in layer.key_dense.weights if v.name == "bias"], exempt
+    assert is_key_bias("decoder/key_bias") and not is_key_bias("monkey/bias")
+
+
+def test_a_missing_file_named_on_the_command_line_says_where_it_looked(tmp_path):
+    from kerasattn.grader.engine import grade
+
+    gone = tmp_path / "typo" / "91_fixture_attention.py"
+    res = grade([gone], backends=("jax",), spec_dir=FIXTURES / "specs")
+    text = report.to_text(res)
+    assert "does not exist" in text and str(gone.resolve()) in text, text
+    (ex,) = res["exercises"]
+    assert ex["status"] == "not_submitted" and ex["score"] == 0

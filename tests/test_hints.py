@@ -80,6 +80,13 @@ def test_hint_3_2_prints_the_second_hint(capsys):
     assert "kerasattn hint 3 3" in out  # where the next, more explicit hint is
 
 
+def test_hint_accepts_the_backend_option_like_every_subcommand(capsys):
+    import keras
+
+    assert cli.main(["hint", "5", "--backend", keras.backend.backend()]) == 0
+    assert "hint 1 of" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("name", ["3", "03", "03_masked_softmax",
                                   "exercises/03_masked_softmax.py"])
 def test_the_first_hint_by_default_whatever_the_exercise_is_called(capsys, name):

@@ -538,6 +538,15 @@ def _beam_alpha() -> float:
     return inspect.signature(beam_search).parameters["alpha"].default
 
 
+def _fit_comment_minutes() -> str:
+    """The budget of the runs the comment above ``RECOMMENDED_TRAINING`` records."""
+    text = " ".join((ROOT / "kerasattn/training/fit.py").read_text().split())
+    m = re.search(r"with a ([\d.]+)-minute budget, `kerasattn train transformer_decoder_on_gru",
+                  text.replace("# ", ""))
+    assert m, "fit.py: the comment with the learning rates' budget is gone"
+    return m.group(1)
+
+
 def _fit_comment_bleu(part: int) -> str:
     """The BLEU of `transformer_decoder_on_gru` at its recommended peak (part 1) and at a
     lower peak (part 2; part 3: that peak), as the comment above ``RECOMMENDED_TRAINING`` in
@@ -924,10 +933,11 @@ CLAIMS: list[Claim] = [
       "accuracy", lambda: sci(recommended("bahdanau")["learning_rate"])),
     C(DOCS, "the step-4 peak and its BLEU",
       "`transformer_decoder_on_gru` with a peak of {} reaches {} / {} / {} BLEU (TensorFlow / "
-      "JAX / torch, `kerasattn train`) and with {} (same warm-up, batch and budget) {} / {} / "
-      "{}:",
+      "JAX / torch, `kerasattn train transformer_decoder_on_gru --minutes {}`) and with {} "
+      "(same warm-up, batch and budget) {} / {} / {}:",
       lambda: (sci(recommended("transformer_decoder_on_gru")["learning_rate"]),
-               *_fit_comment_bleu(1).split(" / "), _fit_comment_bleu(3),
+               *_fit_comment_bleu(1).split(" / "), _fit_comment_minutes(),
+               _fit_comment_bleu(3),
                *_fit_comment_bleu(2).split(" / "))),
     C(DOCS, "the Transformer's peak and its BLEU",
       "The `transformer` peaks at {} too: after {} epochs on JAX",
@@ -1062,12 +1072,14 @@ CLAIMS_LESSON_00: list[Claim] = [
       lambda: about_minutes(per_model_minutes(0))),
     C(L0, "each model's training time, again", "each model here trains for about {w}, "
       "against about five days in the paper.", lambda: about_minutes(per_model_minutes(0))),
-    C(L0, "the kit's compression", "against {} words of {} dimensions into {} numbers here "
-      "({} : 1).",
-      lambda: (str(max(source_lengths("test"))), str(config("seq2seq").embed_dim),
+    C(L0, "the kit's compression", "against at most {} training words of {} dimensions into "
+      "{} numbers here ({} : 1; {} : 1 for the {}-word test sentences).",
+      lambda: (str(max(source_lengths("train"))), str(config("seq2seq").embed_dim),
                str(config("seq2seq").units),
+               g(max(source_lengths("train")) * config("seq2seq").embed_dim /
+                 config("seq2seq").units),
                g(max(source_lengths("test")) * config("seq2seq").embed_dim /
-                 config("seq2seq").units))),
+                 config("seq2seq").units), str(max(source_lengths("test"))))),
     C(L0, "the training split and lesson 06's share of it", "With all {} training pairs the "
       "attention model learns this corpus almost perfectly. Lesson 06 takes a {w} of them",
       lambda: (thousands(len(corpus().train)), _lesson06_fraction())),
@@ -1241,8 +1253,10 @@ ALLOWED_LESSON_00: list[Allowed] = [
       "348-million-word parallel corpus with a 30,000-word vocabulary", PAPER),
     A(L0, "Moses also used a separate 418-million-word monolingual corpus", PAPER),
     A(L0, "trained on sentences of up to 50 words", PAPER),
-    A(L0, "up to 50 words of 620-dimensional embeddings into a 1,000-number state, 31,000 "
+    A(L0, "up to 50 training words of 620-dimensional embeddings into a 1,000-number state, "
+      "31,000 "
       "numbers into 1,000 (31 : 1)", PAPER),
+    A(L0, "Two other things make the difference", "a count of the two reasons that follow"),
     A(L0, "so a perfect model scores 100", "BLEU's scale"),
     A(L0, "(a) A 20-word sentence, 100-dimensional embeddings, a 256-number context",
       "the course notes' example"),

@@ -154,7 +154,7 @@ def test_checkpoint_round_trip_and_stdout(tmp_path, setup, capsys):
 
 def test_errors_name_the_problem(tmp_path, setup):
     _, tr = setup
-    with pytest.raises(ValueError, match="input_path: no such file"):
+    with pytest.raises(ValueError, match=r"input_path \(--input\): no such file"):
         tr.translate_file(tmp_path / "none.txt")
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"Go.\nHi \xff there\n")

@@ -137,10 +137,9 @@ def _load_real(settings: Settings) -> LessonData:
 
         try:
             path = kdata.fetch_tatoeba(value, url=os.environ.get("KERASATTN_DATA_URL") or None)
-        except kdata.TatoebaDownloadError:
-            raise UsageError(f"--data {value}: could not download the corpus (no network?): "
-                             f"pass a local manythings/Tatoeba file with --data PATH, or "
-                             f"leave out --data to use the built-in corpus") from None
+        except kdata.TatoebaDownloadError as err:
+            raise UsageError(f"--data {value}: {err} Check the language code against the "
+                             "list on https://www.manythings.org/anki/.") from None
     else:
         path = kdata.resolve_data(str(value))
     # a language code names the other language even when a mirror's file name does not
@@ -185,7 +184,7 @@ def _load_real(settings: Settings) -> LessonData:
 
 
 def fetch_command(lang: str, url: str | None = None, cache_dir=None) -> int:
-    """``kerasattn data LANG``: download a manythings.org Tatoeba file into the cache, print
+    """``kerasattn data fetch LANG``: download a manythings.org Tatoeba file into the cache, print
     its licence and path. Returns the exit status."""
     import os
     import sys
@@ -196,10 +195,10 @@ def fetch_command(lang: str, url: str | None = None, cache_dir=None) -> int:
     url = url or os.environ.get("KERASATTN_DATA_URL") or None
     try:
         path = fetch_tatoeba(lang, url=url, cache_dir=cache_dir, verbose=False)
-    except TatoebaDownloadError:
-        raise UsageError(f"could not download the {lang} corpus (no network?): pass a "
-                         f"local manythings/Tatoeba file with --data PATH, or leave out "
-                         f"--data to use the built-in corpus") from None
+    except TatoebaDownloadError as err:
+        raise UsageError(f"LANG {lang}: {err} Check the language code against the list on "
+                         "https://www.manythings.org/anki/; a file downloaded by hand is "
+                         "used with `kerasattn lesson 0 --data FILE`.") from None
     print(LICENCE)
     print(path)
     print(f"use it with: kerasattn lesson 0 --data {path}   (or --data {lang.lower()})",

@@ -79,9 +79,17 @@ def _where(exc: BaseException, path: Path) -> str:
     return f" (line {f.lineno}:{code})"
 
 
+def _grade_cmd(path: Path) -> str:
+    """The grader command for ``path`` (the grader knows an exercise by its file name)."""
+    if path.stem == EXERCISE:
+        return f"`kerasattn grade {path}`"
+    return (f"`kerasattn grade {EXERCISE}.py` after copying it to that name (the grader "
+            "knows an exercise by its file name)")
+
+
 def _fill_in_first(path: Path, what: str) -> LabError:
     return LabError(f"{path}: {what} is not filled in yet: fill in exercise 16 first; check "
-                    f"it with `kerasattn grade {path}`, then run `kerasattn lab` again.")
+                    f"it with {_grade_cmd(path)}, then run `kerasattn lab` again.")
 
 
 def _plain(text: str) -> str:
@@ -108,7 +116,7 @@ def _student_error(path: Path, doing: str, exc: BaseException) -> LabError:
     message = _message(exc)
     return LabError(f"{path}: {doing} raised {type(exc).__name__}"
                     f"{': ' + message if message else ''}{_where(exc, path)}. Fix it and "
-                    f"check the file with `kerasattn grade {path}`.")
+                    f"check the file with {_grade_cmd(path)}.")
 
 
 
@@ -140,7 +148,7 @@ def load_lab_model(path) -> type:
         module = import_path(path, "_kerasattn_lab_exercise_16")
     except SyntaxError as exc:
         raise LabError(f"{path}: line {exc.lineno}: syntax error: {exc.msg}. Fix it and "
-                       f"check the file with `kerasattn grade {path}`.") from None
+                       f"check the file with {_grade_cmd(path)}.") from None
     except Exception as exc:  # noqa: BLE001 - any error of the student's file
         raise _student_error(path, "importing the file", exc) from None
     cls = getattr(module, "LabModel", None)
@@ -216,15 +224,15 @@ def _expect_shapes(path, what, names, values, shapes):
     if not (isinstance(values, (tuple, list)) and len(values) == len(names)):
         count = f" of {len(values)} values" if isinstance(values, (tuple, list)) else ""
         raise LabError(f"{path}: {what} must return ({', '.join(names)}); received "
-                       f"{type(values).__name__}{count}. Check it with `kerasattn grade "
-                       f"{path}`.")
+                       f"{type(values).__name__}{count}. Check it with "
+                       f"{_grade_cmd(path)}.")
     for name, value, want in zip(names, values, shapes):
         got = _shape(value)
         if got != want:
             raise LabError(f"{path}: {what} returned {name} of shape {got} for a batch of "
                            f"B=2 sources of S=5 tokens (T=4 target tokens, u=5 units, "
-                           f"V_tgt=13); expected {want}. Check it with `kerasattn grade "
-                           f"{path}`.")
+                           f"V_tgt=13); expected {want}. Check it with "
+                           f"{_grade_cmd(path)}.")
     return values
 
 
@@ -278,7 +286,7 @@ def _grade_failure(path: Path, entry: dict, backend: str) -> LabError | None:
         lines += [f"        {m[:300]}" for m in found[1:] if m.startswith("matches a known")]
     if len(failed) > 6:
         lines.append(f"  ... and {len(failed) - 6} more")
-    lines.append(f"Fix them first (`kerasattn grade {path}` shows every check; "
+    lines.append(f"Fix them first ({_grade_cmd(path)} shows every check; "
                  f"`kerasattn hint 16` helps), or train it anyway with --no-grade.")
     return LabError("\n".join(lines))
 

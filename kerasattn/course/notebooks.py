@@ -41,7 +41,7 @@ fixes it when it is first imported).
 
 **In Google Colab** (or a Jupyter without the kit), install the kit first with the
 `%pip install` line of the next cell (uncomment it if it is commented out, with the address
-of the course's copy of the kit), then restart the session if Colab asks. The figures show
+of the course's copy of the kit), then restart when Colab asks. The figures show
 inline and are also saved under `./outputs/lessons/lesson_{number:02d}/`."""
 
 

@@ -6,7 +6,8 @@ import os
 import sys
 import time
 
-from kerasattn._env import BACKENDS, UsageError, add_backend_option, check_backend, default_backend
+from kerasattn._env import (BACKENDS, UsageError, add_backend_option, check_backend,
+                            default_backend, installed_backends)
 from kerasattn.grader.spec import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 
 
@@ -30,8 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sandbox-user", default=None,
                    help="run student code as this user (the grader must run as root)")
     p.add_argument("--jax-cache", default=None, metavar="DIR",
-                   help="seed JAX's compilation cache from DIR (copied per run; submissions "
-                        "never write to DIR)")
+                   help="start JAX's compilation cache from a copy of DIR (copied per run; "
+                        "submissions never write to DIR)")
     p.add_argument("--jax-cache-update", action="store_true",
                    help="copy this run's JAX compilations back into --jax-cache (only for "
                         "trusted code, e.g. grading the solutions when building an image)")
@@ -48,9 +49,26 @@ def main(argv: list[str] | None = None) -> int:
     from kerasattn.grader.engine import Grader
 
     args = build_parser().parse_args(argv)
+    if args.backend not in (None, "all", *BACKENDS):
+        print(f"kerasattn grade: error: --backend must be one of {', '.join(BACKENDS)} or "
+              f"all; received {args.backend!r}", file=sys.stderr)
+        return 2
     try:  # the same check, and the same error, as every other command of the kit
-        backends = (list(BACKENDS) if args.backend == "all" else
-                    [check_backend(args.backend) if args.backend else default_backend()])
+        if args.backend == "all":
+            # "all" is every installed backend: a student who installed one framework is
+            # graded on it, not failed on the two that cannot start
+            backends = installed_backends()
+            skipped = [b for b in BACKENDS if b not in backends]
+            if not backends:
+                raise UsageError("--backend all: no backend is installed; install one with "
+                                 "`pip install 'kerasattn[jax]'` (or tensorflow, torch)")
+            if skipped:
+                print(f"kerasattn grade: --backend all grades on {', '.join(backends)}; "
+                      f"not installed here: {', '.join(skipped)} (install with `pip "
+                      f"install 'kerasattn[{skipped[0]}]'`). A course's grader runs all "
+                      "three.", file=sys.stderr)
+        else:
+            backends = [check_backend(args.backend) if args.backend else default_backend()]
     except UsageError as exc:
         print(f"kerasattn grade: error: {exc}", file=sys.stderr)
         return 2

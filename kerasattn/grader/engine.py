@@ -167,6 +167,8 @@ class Submission:
     stem: str
     path: Path | None
     spec_path: Path | None
+    #: the path named on the command line when it does not exist (``path`` is then None)
+    missing: Path | None = None
 
 
 def discover(paths, spec_dir=None) -> list[Submission]:
@@ -192,7 +194,8 @@ def discover(paths, spec_dir=None) -> list[Submission]:
                 f = p / f"{stem}.py"
                 add(Submission(stem, f if f.is_file() else None, spec))
         elif p.suffix == ".py" and p.stem in specs:
-            add(Submission(p.stem, p if p.is_file() else None, specs[p.stem]))
+            add(Submission(p.stem, p if p.is_file() else None, specs[p.stem],
+                           None if p.is_file() else p))
         else:
             add(Submission(p.stem if p.suffix == ".py" else p.name, p, None))
     return found
@@ -272,6 +275,11 @@ class Grader:
             if sub.path is None:
                 ex["status"] = "not_submitted"
                 failure = f"{sub.stem}.py was not submitted"
+                if sub.missing is not None:
+                    failure = (f"{sub.missing} does not exist (looked for "
+                               f"{sub.missing.resolve()}): check the path, or run the "
+                               "command from the folder that holds `exercises/`")
+                ex["messages"].append(failure)
             else:
                 source = sub.path.read_bytes().decode("utf-8", "replace")
                 static = check_source(source, spec.all_forbidden, sub.path.name)

@@ -343,8 +343,9 @@ class Guard:
                 where = self._line(caller)
                 at = f" ({where})" if where else ""
                 if rule == "use":
-                    msg = (f"uses the kit's own `{label}`{at}: this exercise asks you to "
-                           "write it yourself, however it is reached")
+                    whose = "the kit's own " if label.startswith("kerasattn") else ""
+                    msg = (f"uses {whose}`{label}`{at}, which this exercise does not allow, "
+                           "however it is reached (its docstring lists what you may NOT use)")
                 else:
                     msg = _numpy_message(label, where)
                 self.record(msg)

@@ -91,10 +91,12 @@ class GradientCheck(_Check):
 
 
 def is_key_bias(weight_name: str) -> bool:
-    """Whether ``weight_name`` is an attention key projection's bias (``.../key_dense/bias``
-    of the kit's ``MultiHeadCross``, or a weight named ``key_bias``)."""
-    return weight_name.endswith("key_bias") or ("key_dense" in weight_name
-                                                and weight_name.endswith("bias"))
+    """Whether ``weight_name`` is an attention key projection's bias: ``.../key/bias`` (the
+    kit's ``MultiHeadCross`` names its key projection ``key``), ``.../key_dense/bias``
+    (Keras's ``MultiHeadAttention``), or a weight named ``key_bias`` (exercise 19)."""
+    parts = weight_name.split("/")
+    return parts[-1].endswith("key_bias") or (
+        len(parts) >= 2 and parts[-1] == "bias" and parts[-2] in ("key", "key_dense"))
 
 
 @dataclass

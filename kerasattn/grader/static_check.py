@@ -100,7 +100,8 @@ def _rule(f: str) -> str:
         return "a submission may not use the grader's float64 reference"
     if f == "kerasattn.grader":
         return "a submission may not use the grader"
-    return f"`{f}` is the piece this exercise asks you to write"
+    return (f"`{f}` may not be used in this exercise (its docstring lists what you may "
+            "NOT use)")
 
 
 def _dotted(node) -> list[str] | None:

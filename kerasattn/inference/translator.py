@@ -428,8 +428,8 @@ class Translator:
             lines = sys.stdin.read().splitlines()
         else:
             if not os.path.isfile(input_path):
-                raise ValueError(f"input_path: no such file {input_path!r}; expected a UTF-8 "
-                                 f"text file with one sentence per line")
+                raise ValueError(f"input_path (--input): no such file {input_path!r}; expected "
+                                 f"a UTF-8 text file with one sentence per line")
             with open(input_path, "rb") as f:
                 raw = f.read()
             if raw.startswith(b"\xef\xbb\xbf"):

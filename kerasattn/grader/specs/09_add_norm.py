@@ -80,8 +80,12 @@ def run_layer(student, inputs):
     layer(x, y)
     set_weights_by_name(layer, inputs, prefix="w/")
     out = layer(x, y)  # training=None: dropout off
+    # training=True: dropout acts, on y only (a zero y stays zero, so x alone is normalised)
+    train_zero_y = layer(x, ops.zeros_like(y), training=True)
+    train = layer(x, y, training=True)
     grads = trainable_gradients(layer, lambda: ops.sum(layer(x, y) * x))
-    return {"out": out, **{f"grad/{k}": g for k, g in grads.items()}}
+    return {"out": out, "train_zero_y": train_zero_y, "train": train,
+            **{f"grad/{k}": g for k, g in grads.items()}}
 
 
 def expected_layer(inputs):
@@ -102,6 +106,23 @@ def _sublayer_output_normalised(i):
     from kerasattn.reference import layer_norm
 
     return i["x"] + layer_norm(i["y"], i["w/gamma"], i["w/beta"])
+
+
+def _dropout_on_y_only(outputs, inputs):
+    from kerasattn.reference import layer_norm
+
+    zero_y, train, out = outputs["train_zero_y"], outputs["train"], outputs["out"]
+    if zero_y.shape != SHAPE or train.shape != SHAPE:
+        return f"AddNorm output has shape {train.shape} in training, expected {SHAPE}"
+    want = layer_norm(inputs["x"], inputs["w/gamma"], inputs["w/beta"])
+    if np.abs(zero_y - want).max() > 1e-4:
+        return ("with training=True and y = 0 the output must be LayerNorm(x): dropout acts "
+                "on the sublayer output y only (not on the sum, not after the norm); got a "
+                f"difference of {np.abs(zero_y - want).max():.3g}")
+    if np.abs(train - out).max() < 1e-6:
+        return ("with training=True (rate 0.5) the output equals the inference output: "
+                "pass `training` on to self.dropout so that dropout acts while training")
+    return None
 
 
 HINTS = [
@@ -140,12 +161,14 @@ SPEC = Spec(
         Property("each position is standardised over its features", case="layer_norm",
                  fn=_standardised, points=1),
         Compare("AddNorm(x, y) = LayerNorm(x + y) at inference", case="add_norm",
-                output="out", points=4, variants=[
+                output="out", points=3, variants=[
                     Variant("missing residual connection", _no_residual,
                             "Add the sublayer input: LayerNorm(x + y)."),
                     Variant("sublayer output normalised alone (x + norm(y))",
                             _sublayer_output_normalised,
                             "Add first, then normalise: LayerNorm(x + y).")]),
+        Property("in training, dropout acts on y only", case="add_norm",
+                 fn=_dropout_on_y_only, points=1),
         GradientCheck("gamma and beta receive a gradient", case="add_norm", points=1),
     ],
 )

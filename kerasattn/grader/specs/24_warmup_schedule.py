@@ -126,12 +126,12 @@ def expected_optimizer(inputs):
 
 
 HINTS = [
+    "Picture the curve first: the rate grows linearly during warm-up, then falls as "
+    "1 / sqrt(step). Check your formula at step = warmup_steps: both terms equal "
+    "warmup_steps^-0.5 there, so the peak is (d_model * warmup_steps)^-0.5.",
     "Both terms are simple powers of the step: step^-0.5 and step * warmup_steps^-1.5. "
     "Cast the step to float32 first; then one elementwise ops.minimum picks the smaller "
     "term for every step at once, and d_model^-0.5 scales the result.",
-    "Check the formula at step = warmup_steps: both terms equal warmup_steps^-0.5, so the "
-    "peak is (d_model * warmup_steps)^-0.5. Before the peak the rate grows linearly, after "
-    "it the rate falls as 1 / sqrt(step).",
     "transformer_learning_rate: cast step to float32 (ops.cast); the decay term is step^-0.5 "
     "(ops.power) and the warm-up term step * warmup_steps^-1.5; return d_model^-0.5 times their "
     "ops.minimum. WarmupSchedule.__call__: the optimizer's first update has iteration 0, the "
