@@ -6,8 +6,14 @@ import os
 import sys
 import time
 
-from kerasattn._env import (BACKENDS, UsageError, add_backend_option, check_backend,
-                            default_backend, installed_backends)
+from kerasattn._env import (
+    BACKENDS,
+    UsageError,
+    add_backend_option,
+    check_backend,
+    default_backend,
+    installed_backends,
+)
 from kerasattn.grader.spec import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 
 
