@@ -35,7 +35,8 @@ Answer key, to check your paper work (rounded to 4 decimals):
 What you may use: ``keras.ops`` (``ops.matmul``, ``ops.exp``, ``ops.max``, ``ops.sum`` ...).
 What you may NOT use (the grader watches every call while your code runs, however a name is
 reached, and fails the check that used it): ``keras.ops.softmax`` (also as
-``keras.ops.nn.softmax``), ``keras.activations.softmax``, ``keras.layers.Softmax``, anything
+``keras.ops.nn.softmax``), ``keras.activations.softmax``, ``keras.layers.Softmax``, and their
+``log_softmax`` forms (``keras.ops.log_softmax``, ``keras.activations.log_softmax``); anything
 in ``kerasattn.layers``; NumPy on tensors; the solutions, ``kerasattn.reference`` and
 ``kerasattn.grader``.
 

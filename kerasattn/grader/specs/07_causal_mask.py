@@ -23,7 +23,9 @@ def expected_square(inputs):
 
 
 def build_offset(rng):
-    return {"query_length": 2, "key_length": 5, "offset": 3}
+    # offset != key_length - query_length: a mask aligned to the bottom-right corner, which
+    # ignores its offset, is told apart from the right one
+    return {"query_length": 2, "key_length": 6, "offset": 2}
 
 
 def run_offset(student, inputs):
@@ -59,6 +61,10 @@ def _upper(i):
 
 def _no_offset(i):
     return _mask(i, offset=0)
+
+
+def _bottom_right(i):
+    return _mask(i, offset=i["key_length"] - i["query_length"])
 
 
 VARIANTS = [
@@ -100,9 +106,13 @@ SPEC = Spec(
         Compare("4 x 4 causal mask", case="square", output="mask", points=4, atol=0,
                 rtol=0, variants=VARIANTS),
         Property("the mask is boolean", case="square", fn=_is_bool, points=1),
-        Compare("query_length=2, key_length=5, offset=3", case="offset", output="mask",
+        Compare("query_length=2, key_length=6, offset=2", case="offset", output="mask",
                 points=5, atol=0, rtol=0, variants=VARIANTS + [
                     Variant("offset ignored", _no_offset,
-                            "Query i sits at absolute position i + offset.")]),
+                            "Query i sits at absolute position i + offset."),
+                    Variant("offset ignored, queries aligned to the last keys "
+                            "(offset = key_length - query_length)", _bottom_right,
+                            "Use the offset argument: query i sits at absolute position "
+                            "i + offset, whatever key_length is.")]),
     ],
 )

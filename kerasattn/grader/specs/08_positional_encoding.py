@@ -66,6 +66,12 @@ def _no_start(i):
     return positional_encoding(i["length"], i["d_model"], 0, i.get("max_wavelength", 1e4))
 
 
+def _fixed_wavelength(i):
+    from kerasattn.reference import positional_encoding
+
+    return positional_encoding(i["length"], i["d_model"], i["start_index"], 10000.0)
+
+
 VARIANTS = [
     Variant("sin and cos concatenated instead of interleaved", _concatenated,
             "Even columns are sin, odd columns cos: sin, cos, sin, cos, ..."),
@@ -104,6 +110,9 @@ SPEC = Spec(
         Compare("PE with start_index=5 and max_wavelength=100", case="shifted", output="pe",
                 points=4, atol=1e-5, variants=VARIANTS + [
                     Variant("start_index ignored", _no_start,
-                            "Rows are positions start_index .. start_index + T - 1.")]),
+                            "Rows are positions start_index .. start_index + T - 1."),
+                    Variant("max_wavelength ignored (10000 written in)", _fixed_wavelength,
+                            "Use the max_wavelength argument in the denominator "
+                            "max_wavelength^(2i / d_model).")]),
     ],
 )

@@ -71,6 +71,7 @@ def build_layer(rng):
 
 
 def run_layer(student, inputs):
+    import keras
     from keras import ops
 
     from kerasattn.grader.childtools import set_weights_by_name, trainable_gradients
@@ -81,8 +82,12 @@ def run_layer(student, inputs):
     set_weights_by_name(layer, inputs, prefix="w/")
     out = layer(x, y)  # training=None: dropout off
     # training=True: dropout acts, on y only (a zero y stays zero, so x alone is normalised)
-    train_zero_y = layer(x, ops.zeros_like(y), training=True)
-    train = layer(x, y, training=True)
+    # a stateless scope keeps the dropout's seed state out of the layer: the grader runs
+    # each call compiled on JAX, where a state update would leak out of the trace
+    with keras.StatelessScope():
+        train_zero_y = layer(x, ops.zeros_like(y), training=True)
+    with keras.StatelessScope():
+        train = layer(x, y, training=True)
     grads = trainable_gradients(layer, lambda: ops.sum(layer(x, y) * x))
     return {"out": out, "train_zero_y": train_zero_y, "train": train,
             **{f"grad/{k}": g for k, g in grads.items()}}

@@ -2,7 +2,9 @@
 
 The model's weights are the student's random initialisation, so the checks are properties
 of the architecture: the output shape, causality, source-padding invariance, a gradient
-for every weight, and a positional encoding on the decoder side.
+for every weight, a positional encoding on the decoder side, and the layers it is made of
+(built with two decoder blocks, so that ``num_layers`` must be followed and the blocks
+chained: an unchained block gets no gradient).
 """
 import numpy as np
 
@@ -11,6 +13,7 @@ from kerasattn.grader.spec import Case, GradientCheck, Property, Spec
 
 SRC_V, TGT_V, D = 11, 13, 16
 B, S, T = 2, 5, 4
+NUM_LAYERS = 2
 
 
 def build(rng):
@@ -32,8 +35,15 @@ def run(student, inputs):
     def ids(name):
         return ops.convert_to_tensor(np.asarray(inputs[name]), dtype="int32")
 
+    from kerasattn.layers import PositionalEncoding, TransformerDecoderBlock
+
     model = student.build_transformer_decoder_on_gru(SRC_V, TGT_V, d_model=D, num_heads=2,
-                                                     d_ff=32, num_layers=1)
+                                                     d_ff=32, num_layers=NUM_LAYERS)
+    layers = list(model._flatten_layers(include_self=False)) if isinstance(
+        model, keras.Model) else []
+    blocks = {id(x) for x in layers if isinstance(x, TransformerDecoderBlock)}
+    grus = [x for x in layers if isinstance(x, (keras.layers.GRU, keras.layers.GRUCell))]
+    scaled = [x.scale_inputs for x in layers if isinstance(x, PositionalEncoding)]
 
     def logits(src, dec):
         return model({"encoder_inputs": ids(src), "decoder_inputs": ids(dec)})
@@ -45,6 +55,8 @@ def run(student, inputs):
             "logits_future": logits("src", "dec_future"),
             "logits_same": logits("src", "dec_same"),
             "is_model": isinstance(model, keras.Model),
+            "n_blocks": len(blocks), "n_gru": len(grus),
+            "n_scaled": sum(bool(s) for s in scaled),
             **{f"grad/{k}": g for k, g in grads.items()}}
 
 
@@ -68,6 +80,24 @@ def _positional(outputs, inputs):
                 "so it cannot tell word order (add kerasattn.layers.PositionalEncoding after "
                 "the target embedding)")
     return None
+
+
+def _count(outputs, key) -> int:
+    return int(np.ravel(outputs[key])[0])
+
+
+def _layers(outputs, inputs):
+    problems = []
+    if _count(outputs, "n_gru") < 1:
+        problems.append("the source is not read by a GRU (H_enc = GRU(Embed(x)))")
+    if _count(outputs, "n_blocks") != NUM_LAYERS:
+        problems.append(f"built with num_layers={NUM_LAYERS}, the model holds "
+                        f"{_count(outputs, 'n_blocks')} distinct TransformerDecoderBlock(s): "
+                        "create a new block on each pass of the loop")
+    if _count(outputs, "n_scaled") < 1:
+        problems.append("the target embedding is not scaled by sqrt(d_model) before the "
+                        "positions are added (PositionalEncoding(..., scale_inputs=True))")
+    return "; ".join(problems) or None
 
 
 HINTS = [
@@ -96,15 +126,17 @@ SPEC = Spec(
     cases=[Case("model", build, run, timeout=120)],
     checks=[
         Property("returns a keras.Model with logits (B, T, V_tgt)", case="model", fn=_shape,
-                 points=2),
+                 points=1),
         Property("causal: target tokens after position i do not change logits at i",
                  case="model", fn=P.same_where("logits", "logits_future", keep_input="past",
                                                atol=1e-4, what="causality"), points=3),
         Property("source padding invariance: extra <pad> tokens change nothing",
                  case="model", fn=P.same_where("logits", "logits_src_padded", atol=1e-4),
                  points=2),
-        GradientCheck("every trainable weight receives a gradient", case="model", points=2),
+        GradientCheck("every trainable weight receives a gradient", case="model", points=1),
         Property("the decoder adds positional encodings", case="model", fn=_positional,
                  points=1),
+        Property("a GRU encoder, num_layers decoder blocks, a scaled target embedding",
+                 case="model", fn=_layers, points=2),
     ],
 )
