@@ -138,11 +138,13 @@ lesson.explorer(model, "explorer_encoder_self_attention.html")
 import numpy as np
 
 from kerasattn import plots
+from kerasattn.inference import tokens_of
 
 
 def encoder_self_attention_weights(model, sentence, src_vocab, block=0):
     """Weights (h, S, S) of encoder block `block` of a step-2 model on one sentence."""
-    tokens = sentence.split()
+    # the tokens the vocabulary reads: words, or subword pieces ("▁" starts a word)
+    tokens = [t.lstrip("▁") or t for t in tokens_of(src_vocab, sentence)]
     ids = np.array([src_vocab.encode(sentence)], dtype="int32")           # (1, S)
     mask = ids != 0                                                        # (1, S)
     x = model.get_layer("src_embedding")(ids)                              # (1, S, E)
@@ -154,12 +156,15 @@ def encoder_self_attention_weights(model, sentence, src_vocab, block=0):
 
 sentence = "the girls that the old dog sees are happy ."
 tokens, weights = encoder_self_attention_weights(model.model, sentence, lesson.data.src_vocab)
-for head in range(weights.shape[0]):
-    row = weights[head, tokens.index("are")]
-    print(f"head {head + 1}: 'are' attends most to {tokens[int(row.argmax())]!r} "
-          f"({row.max():.2f}); weight on 'girls' {row[tokens.index('girls')]:.2f}")
+if {"are", "girls"} <= set(tokens):
+    for head in range(weights.shape[0]):
+        row = weights[head, tokens.index("are")]
+        print(f"head {head + 1}: 'are' attends most to {tokens[int(row.argmax())]!r} "
+              f"({row.max():.2f}); weight on 'girls' {row[tokens.index('girls')]:.2f}")
+else:  # a subword vocabulary may cut a word into pieces
+    print(f"this vocabulary reads the sentence as {tokens}")
 lesson.figure(plots.self_attention_heads, "encoder_self_attention_heads.png", weights,
-              tokens, focus="are",
+              tokens, focus="are" if "are" in tokens else None,
               title="step 2: every head of the encoder block (row: 'are')")
 
 # %% [markdown]

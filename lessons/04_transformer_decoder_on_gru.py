@@ -42,7 +42,8 @@
 # Easy to learn is not the same as learned: a decoder that always counted from 0 in
 # training has never seen the positions of a test sentence longer than its training
 # sentences. So in training on the built-in corpus each target here starts at a random
-# position $k \le 32$ (`RandomPositionShift`, SHAPE; $k = 0$ at inference; on a real file,
+# position $k \le 32$ (`RandomPositionShift`: SHAPE, shifted absolute position embedding,
+# Kiyono et al., 2021; $k = 0$ at inference; on a real file,
 # `--data`, the recipe turns the shift off: its test sentences are as long as its training
 # ones). Lesson 05 measures what the shift
 # buys the full Transformer, whose encoder has positions too; this model's has none (the

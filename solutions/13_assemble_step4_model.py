@@ -29,8 +29,10 @@ vocabulary; inputs and output follow the kit's model contract:
 
 The grader checks the output shape, that the logits at position i do not depend on target
 tokens after i (causality), that padding the source with extra ``<pad>`` tokens changes
-nothing (padding invariance), that every trainable weight receives a gradient, and that
-the decoder adds positional encodings.
+nothing (padding invariance), that every trainable weight receives a gradient, that the
+decoder adds positional encodings, and what the model is made of: built with
+``num_layers=2``, it must hold a GRU, two separate ``TransformerDecoderBlock`` layers and a
+``PositionalEncoding`` with ``scale_inputs=True``.
 
 What to fill in: ``build_transformer_decoder_on_gru``.
 

@@ -26,7 +26,8 @@ from kerasattn.models.common import IncrementalDecoder
 
 
 def random_position_shift(ids, max_position_shift, max_length):
-    """SHAPE offsets `(B,)` for a model's positional encodings (0 at inference).
+    """SHAPE (Kiyono et al. 2021) offsets `(B,)` for a model's positional encodings (0 at
+    inference).
 
     Raises a ValueError unless `0 <= max_position_shift < max_length`: shifted positions
     `k .. k + T - 1` must stay inside the positional table.

@@ -41,8 +41,9 @@ class TransformerDecoderOnGRUConfig(ModelConfig):
         dropout: dropout on embeddings, attention weights and sublayer outputs.
         max_length: longest target the positional encoding covers.
         max_position_shift: `K` of `RandomPositionShift`: during training every target
-            starts at a random position in `0..K` (SHAPE), so test sentences longer than
-            the training ones are not the first to use the high positions. 0 = the
+            starts at a random position in `0..K` (SHAPE, Kiyono et al. 2021), so test
+            sentences longer than the training ones are not the first to use the high
+            positions. 0 = the
             paper's positions from 0.
     """
 

@@ -185,7 +185,7 @@ SPEC = Spec(
                "keras.ops.nn.sparse_categorical_crossentropy"],
     cases=[Case("loss", build, run, expected)],
     checks=[
-        Compare("smoothed targets: 1 - eps on the label, eps / (V - 1) on every id but <pad>",
+        Compare("smoothed targets: (1 - eps) one-hot + eps / (V - 1) on every id but <pad>",
                 case="loss", output="targets", points=2, atol=1e-6,
                 variants=TARGET_VARIANTS),
         Property("targets sum to 1 at real tokens, 0 on <pad> and at padded positions",
