@@ -202,6 +202,16 @@ def test_a_budget_of_some_passes_trains_a_transformer_decoder_lightly_regularise
     for kept in (gru, long_):
         assert kept.model_kwargs["dropout"] == 0.2 and kept.train["label_smoothing"] == 0.1
         assert "clipnorm" not in kept.train and "token_weighting" not in kept.train
+    # without label smoothing the `transformer` trains to the end of the budget: no early
+    # stopping on a validation loss that rises while accuracy still does
+    assert light.train["early_stopping_patience"] is None
+    assert "no early stopping" in light.reasons["early_stopping"]
+    assert "early stopping" not in light.reasons["optimizer"]
+    on_gru = recipes.recipe_for("transformer_decoder_on_gru", stats, "torch",
+                                budget_seconds=240, gpu=False)
+    for kept in (gru, long_, on_gru):
+        assert kept.train["early_stopping_patience"] == 3 and "early_stopping" not in \
+            kept.reasons
 
 
 def test_a_target_written_without_spaces_counts_its_tokens_not_its_words():

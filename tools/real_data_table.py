@@ -206,7 +206,9 @@ def render(records: list[dict]) -> str:
              "record does not hold them, the run trained with `batch`, on JAX multiples "
              "of 8, and the model's default width of 256 (`--set token_weighting=batch`, "
              "on JAX `--set pad_multiple=8`, and `--set model.d_ff=256` train the same "
-             "way).", ""]
+             "way). The recipe trains the `transformer` without early stopping where the "
+             "budget allows 6 to under 20 passes: `--set early_stopping_patience=3` trains "
+             "such a row of early stopping 3 the same way.", ""]
     notes += [lowest_ratios(records), ""]
     notes += [f"- {CORPORA[f][0]}: {CORPORA[f][2]}" if f in CORPORA else f"- {f}"
               for f in files]
