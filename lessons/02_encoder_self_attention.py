@@ -165,7 +165,8 @@ else:  # a subword vocabulary may cut a word into pieces
     print(f"this vocabulary reads the sentence as {tokens}")
 lesson.figure(plots.self_attention_heads, "encoder_self_attention_heads.png", weights,
               tokens, focus="are" if "are" in tokens else None,
-              title="step 2: every head of the encoder block (row: 'are')")
+              title="step 2: every head of the encoder block"
+              + (" (row: 'are')" if "are" in tokens else ""))
 
 # %% [markdown]
 # ## Check your understanding

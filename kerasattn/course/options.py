@@ -82,7 +82,7 @@ class Settings:
         max_test: evaluate on at most this many test pairs (None = all).
         minutes: training wall-clock budget per model in minutes (None or 0 = no limit);
             training stops after the batch, or the validation pass, that crosses it (the
-            best weights so far are kept).
+            best weights so far are kept where early stopping is on).
         train_size: use this many training pairs, spread evenly over the lengths (None =
             all).
         n_models: models the lesson trains (its budget is ``minutes * n_models``).

@@ -92,8 +92,8 @@ class GradientCheck(_Check):
 
 def is_key_bias(weight_name: str) -> bool:
     """Whether ``weight_name`` is an attention key projection's bias: ``.../key/bias`` (the
-    kit's ``MultiHeadCross`` names its key projection ``key``), ``.../key_dense/bias``
-    (Keras's ``MultiHeadAttention``), or a weight named ``key_bias`` (exercise 19)."""
+    kit's ``MultiHeadCross`` and Keras's ``MultiHeadAttention`` name their key projection
+    ``key``), ``.../key_dense/bias``, or a weight named ``key_bias`` (exercise 19)."""
     parts = weight_name.split("/")
     return parts[-1].endswith("key_bias") or (
         len(parts) >= 2 and parts[-1] == "bias" and parts[-2] in ("key", "key_dense"))

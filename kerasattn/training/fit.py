@@ -281,8 +281,9 @@ class TrainResult:
             epochs of a run this one resumed.
         epochs_run: epochs completed in total (resumed ones included).
         initial_epoch: the epoch this call started from (> 0 after a resume).
-        best_epoch: 1-based epoch with the lowest monitored loss; its weights are the
-            model's weights when :func:`train` returns.
+        best_epoch: 1-based epoch with the lowest monitored loss; with early stopping its
+            weights are the model's weights when :func:`train` returns (without, the last
+            epoch's are).
         best_loss: the monitored loss at ``best_epoch`` (``val_loss``, or ``loss`` without
             validation data).
         stopped_early: whether early stopping ended training.
@@ -338,7 +339,9 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
         label_smoothing: float in [0, 1).
         warmup_steps: None, or the warmup length of the Transformer schedule.
         early_stopping_patience: epochs without improvement before stopping, or None to
-            train all epochs. The best weights are restored at the end either way.
+            train until ``epochs`` or a time budget ends training, on the last epoch's
+            weights. With early stopping the best weights are restored at the end, also
+            when a time budget ends training.
         checkpoint_dir: None, or a directory for crash-safe checkpoints (every epoch).
         resume: continue from ``checkpoint_dir/last.ckpt.npz`` if it exists (weights,
             optimizer state, epoch counter, early-stopping state, history).

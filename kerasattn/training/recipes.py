@@ -55,7 +55,11 @@ settings its lessons are measured with). A real corpus gets these rules:
 - recurrent layers 128 wide from 10,000 pairs; ``bahdanau`` projects to the vocabulary
   through ``output_units`` equal to its units (the projection from `[s_t; c_t]` to
   thousands of subwords is most of its arithmetic);
-- early stopping after 3 epochs without a better validation loss.
+- early stopping after 3 epochs without a better validation loss, then the best epoch's
+  weights; except for the ``transformer`` from :data:`FEW_EPOCHS` to under
+  :data:`SHORT_RUN_EPOCHS` passes, which the budget ends (without label smoothing its
+  validation loss rises after a few passes while its accuracy and BLEU still rise), and
+  which has a feed-forward layer :data:`FFN_MULTIPLE` x ``d_model`` wide there.
 """
 from __future__ import annotations
 

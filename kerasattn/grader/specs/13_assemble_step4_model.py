@@ -95,8 +95,9 @@ def _layers(outputs, inputs):
                         f"{_count(outputs, 'n_blocks')} distinct TransformerDecoderBlock(s): "
                         "create a new block on each pass of the loop")
     if _count(outputs, "n_scaled") < 1:
-        problems.append("the target embedding is not scaled by sqrt(d_model) before the "
-                        "positions are added (PositionalEncoding(..., scale_inputs=True))")
+        problems.append("no PositionalEncoding(..., scale_inputs=True): the statement asks "
+                        "for it, so that the target embedding is scaled by sqrt(d_model) "
+                        "before the positions are added")
     return "; ".join(problems) or None
 
 
