@@ -106,12 +106,6 @@ JAX_PAD_MULTIPLE = 16
 #: model.d_ff=512``: BLEU 33.5 against 31.6 with 256) and checked on the held-out Spanish
 #: pairs (``spa_short.txt``: 38.7 against 35.8 on torch).
 FFN_MULTIPLE = 4
-# Why the `transformer` trains without early stopping where the budget allows 6 to under 20
-# passes: `bench_real_data.py FILE --budget 240 --models transformer --set
-# early_stopping_patience=null` against early stopping after 3 epochs, BLEU one run each
-# (records docs/measured/recipe_trials/*_day3_*no_es*.json): fra_short.txt (tuned on)
-# TensorFlow 29.7 -> 36.0, torch 33.5 -> 34.0, JAX 31.9 -> 32.7; deu_short.txt (held out)
-# TensorFlow 31.6 -> 34.0.
 #: Training throughput assumed for the estimate, in target tokens per second: about what
 #: the kit's models reach on a 2-core laptop CPU (``bench_real_data.py`` prints the
 #: measured figure). A GPU is assumed ten times faster.
@@ -273,8 +267,9 @@ def recipe_for(model_name: str, stats: dict, backend: str | None = None,
                                         f"as its longest pair rounded up to {pad_multiple}")
                              + why)
     reasons["optimizer"] = (f"batches of {batch_size}, constant learning rate "
-                            f"{learning_rate:g} (AdamW, no warm-up), early stopping after 3 "
-                            "epochs without progress")
+                            f"{learning_rate:g} (AdamW, no warm-up)")
+    reasons["early_stopping"] = ("early stopping after 3 epochs without a lower validation "
+                                 "loss, then the best epoch's weights")
     transformer_decoder = model_name in _TRANSFORMER_DECODERS
     if passes is not None and passes < FEW_EPOCHS:
         dropout = 0.0
@@ -293,8 +288,11 @@ def recipe_for(model_name: str, stats: dict, backend: str | None = None,
             # Without label smoothing the validation loss rises after about 11 passes (the
             # model grows over-confident) while validation accuracy and BLEU keep rising:
             # stopping on it, and going back to its best epoch, throws the rest of the budget
-            # away. Chosen on the gettext English-French pairs of at most 8 words, checked
-            # on the held-out German ones (measurements: the comment after FFN_MULTIPLE).
+            # away. `bench_real_data.py FILE --budget 240 --models transformer --set
+            # early_stopping_patience=null` against early stopping after 3 epochs, BLEU one
+            # run each (docs/measured/recipe_trials/*_day3_*no_es*.json): fra_short.txt
+            # (tuned on) TensorFlow 29.7 -> 36.0, torch 33.5 -> 34.0, JAX 31.9 -> 32.7;
+            # deu_short.txt (held out) TensorFlow 31.6 -> 34.0.
             train["early_stopping_patience"] = None
             reasons["early_stopping"] = (
                 "no early stopping: without label smoothing the validation loss rises after "
@@ -308,9 +306,6 @@ def recipe_for(model_name: str, stats: dict, backend: str | None = None,
     else:
         reasons["regularisation"] = (f"dropout {dropout} ({n:,} training pairs), label "
                                      f"smoothing {train['label_smoothing']:g}")
-    if train["early_stopping_patience"] is None:
-        reasons["optimizer"] = reasons["optimizer"].replace(
-            ", early stopping after 3 epochs without progress", "")
     if transformer_decoder and passes is not None and passes < SHORT_RUN_EPOCHS:
         train["clipnorm"] = None
         reasons["clipnorm"] = ("no gradient clipping (a Transformer decoder at a constant "
