@@ -3,8 +3,10 @@
 Attention is blind to order: permuting the source permutes the outputs the same way. The
 Transformer adds a position signal to each embedding (Vaswani et al., 2017):
 
-    PE[pos, 2i]   = sin(pos / 10000^(2i / d_model))
-    PE[pos, 2i+1] = cos(pos / 10000^(2i / d_model))
+    PE[pos, 2i]   = sin(pos / W^(2i / d_model))
+    PE[pos, 2i+1] = cos(pos / W^(2i / d_model))
+
+with the base ``W = max_wavelength`` (10000 in the paper; the function's argument).
 
 Even feature columns hold sines, odd columns cosines, *interleaved* (sin, cos, sin, cos,
 ...), and both members of the pair ``(2i, 2i+1)`` use the same frequency. (The TensorFlow
@@ -21,7 +23,7 @@ Shapes (symbols): ``T`` length, ``d_model`` (even).
 What to fill in: ``positional_encoding``.
 
 Hints:
-    * Build ``pos`` as a `(T, 1)` column and the frequencies ``1 / 10000^(2i/d_model)``
+    * Build ``pos`` as a `(T, 1)` column and the frequencies ``1 / max_wavelength^(2i/d_model)``
       for ``2i = 0, 2, 4, ...`` as a `(d_model/2,)` row; their product is `(T, d_model/2)`.
     * Interleave with ``ops.stack([sin, cos], axis=-1)`` -> `(T, d_model/2, 2)`, then
       ``ops.reshape`` to `(T, d_model)`.

@@ -104,7 +104,7 @@ for name in ("seq2seq", "bahdanau", "bahdanau_multihead"):
     if name in recorded and recorded[name].get("history"):
         lesson.histories[name] = recorded[name]["history"]
 lesson.curves(list(lesson.histories), "curves_encoder_self_attention.png",
-              title="step 2: validation loss with and without encoder self-attention")
+              title="step 2: training and validation loss")
 
 # %%
 lesson.attention_figure(model, "attention_encoder_self_attention.png",
@@ -226,9 +226,9 @@ lesson.figure(plots.self_attention_heads, "encoder_self_attention_heads.png", we
 # <details><summary>Answer</summary>
 #
 # Without the mask the pad positions are keys like any other: they take a share of every
-# softmax, and more padding takes a bigger share. With the mask a very large negative number
-# (standing in for $-\infty$) is added to their scores before the softmax, so they get weight
-# 0 and the output at the real positions is the same up to float rounding.
+# softmax, and more padding takes a bigger share. With the mask their scores are replaced by
+# a very large negative number (standing in for $-\infty$) before the softmax, so they get
+# weight 0 and the output at the real positions is the same up to float rounding.
 #
 # </details>
 #

@@ -33,7 +33,9 @@
 # Without the mask, position $i$ can simply look one step ahead and copy its answer: the
 # training loss drops to almost zero (the "100% accuracy" bug reports), and the model has
 # learned nothing it can use at inference, where the future does not exist yet. The mask
-# makes training see exactly what inference will see.
+# lets each training position see only what it will have at inference: the words before it,
+# never the ones after. (Those earlier words are the reference in training and the model's
+# own outputs at inference: the exposure bias of lessons 00 and 06.)
 #
 # **GRU state versus self-attention context.** The GRU carries one summary vector from step
 # to step; self-attention lets each step look back at every earlier word directly. Here
@@ -170,9 +172,10 @@ lesson.explorer(model, "explorer_decoder_self_attention.html")
 #
 # <details><summary>Answer</summary>
 #
-# To the scores: $-\infty$ (in practice a very large negative number) is added where
-# $j > i$, so the softmax gives those keys exactly 0 and the remaining weights still sum
-# to 1. Zeroing weights after the softmax would leave rows that no longer sum to 1.
+# To the scores: where $j > i$ the score becomes $-\infty$ (in practice it is replaced by a
+# very large negative number), so the softmax gives those keys exactly 0 and the remaining
+# weights still sum to 1. Zeroing weights after the softmax would leave rows that no longer
+# sum to 1.
 #
 # </details>
 #

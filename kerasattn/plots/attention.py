@@ -224,7 +224,7 @@ def positional_encoding_figure(pe, path=None, title: str | None = None,
     ax_img, ax_lines = fig.subplots(1, 2, width_ratios=[1.3, 1.0])
     image = ax_img.imshow(pe, cmap="RdBu", vmin=-1, vmax=1, aspect="auto",
                           interpolation="nearest")
-    ax_img.set_xlabel("dimension i of d_model")
+    ax_img.set_xlabel("column j (pair i = j // 2)")
     ax_img.set_ylabel("position pos")
     ax_img.set_title(f"PE matrix ({length} x {d_model})", fontsize=10)
     fig.colorbar(image, ax=ax_img, shrink=0.8)

@@ -14,7 +14,7 @@ KEYS = ("scores", "lengths", "finished", "beams", "tokens")
 
 
 def reference_beam_step(scores, lengths, finished, log_probs, alpha=ALPHA, eos_id=EOS,
-                        per_beam=False, finished_grow=False):
+                        per_beam=False, finished_grow=False, old_flag_only=False):
     """Candidates (rank, score, length, done, beam, token), the best K kept per sentence."""
     b_, k_, v_ = log_probs.shape
     result = {key: np.zeros((b_, k_)) for key in KEYS}
@@ -29,7 +29,7 @@ def reference_beam_step(scores, lengths, finished, log_probs, alpha=ALPHA, eos_i
                 else:
                     score, length = scores[b, k] + log_probs[b, k, v], lengths[b, k] + 1
                 rank = score / length ** alpha
-                done = finished[b, k] or v == eos_id
+                done = finished[b, k] or (v == eos_id and not old_flag_only)
                 candidates.append((rank, score, length, done, k, v))
         if per_beam:  # the mistake: the best token of each beam
             kept = [max((c for c in candidates if c[4] == k), key=lambda c: c[0])
@@ -45,6 +45,8 @@ def reference_beam_step(scores, lengths, finished, log_probs, alpha=ALPHA, eos_i
 
 def build(rng):
     logits = rng.normal(size=(B, K, V)) * 2
+    # Sentence 0's beam 1 is all but sure to end now: a freshly finished beam is kept.
+    logits[0, 1, EOS] = 8.0
     log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
     # Lengths differ a lot, so ranking by score / L^alpha and by the raw score disagree.
     return {"beam_scores": np.array([[-1.0, -2.4, -1.8], [-3.0, -3.4, -1.2]]),
@@ -142,7 +144,10 @@ SPEC = Spec(
         Compare("lengths of the kept candidates", case="step", output="lengths", points=1,
                 atol=1e-6),
         Compare("finished flags of the kept candidates", case="step", output="finished",
-                points=1, atol=0, rtol=0),
+                points=1, atol=0, rtol=0, variants=[Variant(
+                    "a beam that has just produced <eos> is not marked finished",
+                    _variant("finished", old_flag_only=True),
+                    "finished = the old beam's flag OR the appended token is eos_id.")]),
         Property("kept beams ordered by score / length^alpha", case="step", fn=_ranked,
                  points=2),
     ],

@@ -82,9 +82,13 @@ def _unit_scale(outputs, inputs):
         return f"scores have shape {e.shape}, expected (B, S) = (64, 16)"
     std = float(e.std())
     if not 0.8 < std < 1.25:
+        if std > 1:
+            return (f"for unit-variance s and h with d = {D} the scores have a standard "
+                    f"deviation of {std:.3g}, expected about 1: a softmax over scores this "
+                    f"large saturates; divide s . h by sqrt(d)")
         return (f"for unit-variance s and h with d = {D} the scores have a standard "
                 f"deviation of {std:.3g}, expected about 1: a softmax over scores this "
-                f"{'large' if std > 1 else 'small'} saturates; divide s . h by sqrt(d)")
+                f"small is nearly uniform; divide s . h by sqrt(d), not by d")
     return None
 
 
