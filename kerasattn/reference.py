@@ -82,7 +82,7 @@ def additive_score(query, memory, W_q, W_k, v):
 def coverage_attention(query, memory, coverage, W_q, W_k, w_c, v, mask=None):
     """Additive attention with coverage (Tu et al., 2016; See et al., 2017), float64.
 
-    ``e_j = v . tanh(W_q^T s + W_k^T h_j + w_c c_j)``, loops over every b, i, j.
+    ``e_j = v . tanh(W_q^T s + W_k^T h_j + w_c cov_j)``, loops over every b, i, j.
 
     Args:
         query: `(B, d_q)` or `(B, T_q, d_q)`; memory `(B, T_k, d_k)`.
@@ -148,7 +148,8 @@ def bahdanau_attention(query, memory, W_q=None, W_k=None, v=None, mask=None,
     elif score == "general":
         e = np.einsum("bid,de,bje->bij", query, _f64(W), memory)
     else:
-        raise ValueError(f"unknown score {score!r}")
+        raise ValueError("bahdanau_attention: `score` must be one of ('additive', 'dot', "
+                         f"'general'); received score={score!r}.")
     m = None if mask is None else np.asarray(mask, bool)[:, None, :]
     alpha = masked_softmax(e, m)
     context = np.einsum("bij,bjd->bid", alpha, memory)
@@ -204,7 +205,8 @@ def multi_head_attention(query, value, key=None, weights=None, num_heads=None, m
     key = value if key is None else key
     w = weights
     if num_heads is not None and w["query_kernel"].shape[1] != num_heads:
-        raise ValueError("num_heads does not match the kernels")
+        raise ValueError("multi_head_attention: `num_heads` must equal the kernels' head axis "
+                         f"{w['query_kernel'].shape[1]}; received num_heads={num_heads}.")
     q = _project(query, w["query_kernel"], w.get("query_bias"))  # (B, h, T_q, d_h)
     k = _project(key, w["key_kernel"], w.get("key_bias"))
     v = _project(value, w["value_kernel"], w.get("value_bias"))
@@ -269,7 +271,8 @@ def _act(x, activation):
         return np.tanh(x)
     if activation in (None, "linear"):
         return x
-    raise ValueError(f"unknown activation {activation!r}")
+    raise ValueError("`activation` must be one of ('relu', 'gelu', 'sigmoid', 'tanh', "
+                     f"'linear', None); received activation={activation!r}.")
 
 
 def feed_forward(x, W1, b1, W2, b2, activation="relu"):
@@ -519,8 +522,10 @@ def weights_of(layer) -> dict:
     """
     kind = type(layer).__name__
     if kind == "BahdanauAttention":
-        names = {"additive": ("W_q", "W_k", "v"), "general": ("W",), "dot": ()}
-        return {n: _np(getattr(layer, n)) for n in names[layer.score]}
+        names = {"additive": ("W_q", "W_k", "v"), "general": ("W",), "dot": ()}[layer.score]
+        if getattr(layer, "coverage", False):
+            names += ("w_c",)  # for coverage_attention
+        return {n: _np(getattr(layer, n)) for n in names}
     if kind == "MultiHeadCross":
         out = {}
         for part, sub in (("query", layer.query_dense), ("key", layer.key_dense),

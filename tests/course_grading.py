@@ -36,6 +36,11 @@ MUTATIONS = [
     ("07_causal_mask", "ops.less_equal(j, i)", "ops.less(j, i)", "causal mask shifted by one"),
     ("12_beam_search_step", "ops.power(cand_lengths, alpha)", "1.0",
      "length penalty not applied"),
+    ("12_beam_search_step",
+     "done = ops.logical_or(ops.take_along_axis(finished, parent, axis=1),\n"
+     "                          ops.equal(token, eos_id))",
+     "done = ops.take_along_axis(finished, parent, axis=1)",
+     "a beam that has just produced <eos> is not marked finished"),
     ("14_debug_uniform_attention", "scale = 1 / math.sqrt(d_k)", "scale = 1 // math.sqrt(d_k)",
      "scores scaled to zero"),
     ("19_multihead_decoder_step", "/ math.sqrt(self.d_h)", "/ math.sqrt(self.d_model)",

@@ -32,7 +32,8 @@ def _layer(query, memory):
 
 
 def _ref(layer, query, memory, coverage, mask):
-    w = {k: to_numpy(getattr(layer, k)) for k in ("W_q", "W_k", "w_c", "v")}
+    w = ref.weights_of(layer)  # W_q, W_k, v and, for a coverage layer, w_c
+    assert set(w) == {"W_q", "W_k", "w_c", "v"}
     return ref.coverage_attention(query, memory, coverage, w["W_q"], w["W_k"], w["w_c"],
                                   w["v"], mask=mask)
 
@@ -161,6 +162,9 @@ def test_beam_scores_include_the_penalty():
                                                                         0.6, "gnmt"))
     with pytest.raises(ValueError, match="coverage_penalty"):
         beam_search(model, src, coverage_penalty=-1.0)
+    # uncached decoding records no attention: the error names `cache`, not the model
+    with pytest.raises(ValueError, match="needs cache=True.*received cache=False"):
+        beam_search(model, src, coverage_penalty=0.5, cache=False)
 
 
 def test_coverage_loss_is_added_while_training(backend):

@@ -43,6 +43,12 @@ def test_layout_numbering_and_specs():
         assert spec.max_score > 0 and spec.cases and spec.checks
 
 
+def test_gradescope_readme_states_the_points_the_specs_add_up_to():
+    total = sum(load_spec(spec_paths()[p.stem]).max_score for p in EXERCISES)
+    text = (ROOT / "gradescope" / "README.md").read_text()
+    assert f"The {len(EXERCISES)} exercises are worth {total:g} points in all" in text
+
+
 @pytest.mark.parametrize("stem", [p.stem for p in EXERCISES])
 def test_exercise_matches_solution_outside_the_markers(stem):
     ex = (ROOT / "exercises" / f"{stem}.py").read_text()

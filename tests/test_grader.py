@@ -40,6 +40,10 @@ def test_error_report_gives_worst_index_and_errors():
     assert "at index (1, 2) (got 5, expected 2)" in text, text
     assert max_abs == pytest.approx(3.0) and max_rel == pytest.approx(1.5)
     assert "2 of 6 entries differ" in text
+    # with a tolerance, only the entries beyond it are counted (float32 round-off is not)
+    got[0, 1] = 2.0 + 1e-6
+    assert "3 of 6 entries differ" in compare.error_report(got, expected)[0]
+    assert "2 of 6 entries differ" in compare.error_report(got, expected, 1e-4, 1e-3)[0]
 
 
 def test_generic_variants_name_constant_factor_and_transpose():
@@ -160,6 +164,20 @@ def _gradescope_ok(payload: dict) -> None:
         assert t["status"] in ("passed", "failed")
         assert 0 <= t["score"] <= t["max_score"] + 1e-9
         assert t["visibility"] in ("hidden", "after_due_date", "after_published", "visible")
+
+
+def test_gradescope_total_is_exact_when_points_split_over_three_backends():
+    backends = ["tensorflow", "jax", "torch"]
+    rows = [{"name": f"check {i}", "points": 1, "hidden": False,
+             "results": {b: {"score": 1 / 3, "max_score": 1 / 3, "status": "passed",
+                             "message": ""} for b in backends}} for i in range(10)]
+    result = {"backends": backends, "score": 10.0, "max_score": 10.0, "execution_time": 1.0,
+              "exercises": [{"exercise": "05_x", "status": "graded", "messages": [],
+                             "backend_notes": [], "checks": rows}]}
+    payload = json.loads(report.to_gradescope(result))
+    _gradescope_ok(payload)
+    assert sum(t["score"] for t in payload["tests"]) < 10.0  # rows rounded to 0.3333
+    assert payload["score"] == 10.0  # the total Gradescope shows is the engine's
 
 
 def test_failure_result_is_valid_gradescope():

@@ -32,8 +32,8 @@ def gnmt_coverage_penalty(attention, source_mask, beta: float):
     output; negative, and more so, for every word the hypothesis has (nearly) ignored.
 
     Args:
-        attention: the weights of one hypothesis, `(L, ..., S)` (output steps first; any
-            middle axes, e.g. layers and heads, are averaged).
+        attention: the weights of one hypothesis, `(T_out, ..., S)` (output steps first;
+            middle axes such as layers `L` and heads `h` are averaged).
         source_mask: bool `(S,)`, True = real source token (padding is left out).
         beta: the penalty weight, >= 0.
 
@@ -41,7 +41,7 @@ def gnmt_coverage_penalty(attention, source_mask, beta: float):
         The penalty, a float <= 0.
     """
     a = np.asarray(attention, dtype=np.float64)
-    a = a.reshape(a.shape[0], -1, a.shape[-1]).mean(axis=1)  # (L, S)
+    a = a.reshape(a.shape[0], -1, a.shape[-1]).mean(axis=1)  # (T_out, S)
     total = a.sum(axis=0)[np.asarray(source_mask, bool)]  # sum_t a_tj over real j
     return float(beta * np.log(np.maximum(np.minimum(total, 1.0), 1e-30)).sum())
 
@@ -62,16 +62,17 @@ def beam_search(model, src, beam_size: int = 4, max_length: int = 50, *,
             (``L ** alpha``).
         cache, compile, threads: as in :func:`greedy_decode`.
         coverage_penalty: `beta` of the GNMT coverage penalty (Wu et al., 2016),
-            added to each finished hypothesis's score (see
-            :func:`gnmt_coverage_penalty`); 0 (the default) leaves the scores
-            unchanged. Needs a model that returns its cross-attention weights while
-            decoding.
+            added to the score of every hypothesis (the finished ones, and the live
+            beams that reach `max_length`; see :func:`gnmt_coverage_penalty`); 0 (the
+            default) leaves the scores unchanged. Needs ``cache=True`` and a model whose
+            decoder returns cross-attention weights while decoding (not `seq2seq`).
         trace: also keep, for every step, the hypotheses it kept with their scores
             (``DecodeResult.steps``: what the attention explorer shows step by step).
 
     Returns:
-        A :class:`DecodeResult` holding the best hypothesis per row, and all finished
-        ones (best first) in ``hypotheses``.
+        A :class:`DecodeResult` holding the best hypothesis per row, and the `k` best
+        (best first) in ``hypotheses``: the finished ones, plus a row's live beams when
+        it reached `max_length`.
     """
     src = _check_src(src)
     _check_args(max_length, alpha, length_penalty_kind, beam_size)
@@ -79,6 +80,9 @@ def beam_search(model, src, beam_size: int = 4, max_length: int = 50, *,
     if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not beta >= 0:
         raise ValueError("`coverage_penalty` must be a number >= 0; received "
                          f"coverage_penalty={beta!r}.")
+    if beta > 0 and not cache:
+        raise ValueError("`coverage_penalty` > 0 needs cache=True (uncached decoding "
+                         "records no attention weights); received cache=False.")
     with torch_threads(threads):
         return _beam(model, src, int(beam_size), max_length, alpha, length_penalty_kind,
                      cache, compile, float(beta), bool(trace))

@@ -10,13 +10,16 @@ TensorFlow tutorial's way): slower, and used by the tests as the reference.
 Scores. A hypothesis ``y_1 .. y_L`` (``L`` counts the generated tokens, `<eos>` included)
 has ``log_prob = sum_t log p(y_t | y_<t, x)`` and the length-normalised score
 
-    score = log_prob / lp(L),   lp(L) = ((5 + L) / 6) ** alpha    (length_penalty="gnmt",
-                                                                   Wu et al., 2016)
-                                lp(L) = L ** alpha                 (length_penalty="power")
+    score = log_prob / lp(L),   lp(L) = ((5 + L) / 6) ** alpha    (length_penalty_kind=
+                                                                   "gnmt", Wu et al., 2016)
+                                lp(L) = L ** alpha                 (length_penalty_kind=
+                                                                   "power")
 
-``alpha = 0`` ranks by raw log-probability; larger ``alpha`` favours longer outputs.
+``alpha = 0`` ranks by raw log-probability; larger ``alpha`` favours longer outputs. Beam
+search with ``coverage_penalty > 0`` adds Wu et al.'s coverage penalty ``cp`` to every
+hypothesis's score (``log_prob / lp(L) + cp``).
 
-Beam search (batch > 1, beam size ``k``): each step takes the ``2k`` best extensions of the
+Beam search (beam size ``k`` >= 1, any batch): each step takes the ``2k`` best extensions of the
 ``k`` live beams; an extension ending in `<eos>` that ranks among the first ``k`` becomes a
 *finished* hypothesis and is frozen (it is never extended again, its score never changes);
 the best ``k`` extensions that do not end in `<eos>` stay live, and the decoder state of
@@ -24,10 +27,10 @@ every live beam is cloned from its parent (``adapter.reorder``). The ``k`` best 
 hypotheses are kept; a sentence is done when it has ``k`` of them and the best live beam,
 scored at its current length, is no better than the worst of them (exact for
 ``alpha = 0``; with ``alpha > 0`` the usual heuristic), or at ``max_length``, when the live
-beams join the finished ones. The best finished score wins. With ``k = 1`` this is exactly
-greedy decoding. (Stopping as soon as ``k`` hypotheses have finished would let ``k``
-unlikely early `<eos>` extensions end the search before the likely one: a wider beam then
-returns a worse sentence.)
+beams join the finished ones. The best finished score wins. With ``k = 1`` and
+``coverage_penalty = 0`` this is exactly greedy decoding. (Stopping as soon as ``k``
+hypotheses have finished would let ``k`` unlikely early `<eos>` extensions end the search
+before the likely one: a wider beam then returns a worse sentence.)
 """
 from __future__ import annotations
 
@@ -65,15 +68,19 @@ class DecodeResult:
             with 0 after the end.
         lengths: `(B,)` number of generated ids per row (`<eos>` included).
         log_probs: `(B,)` sum of the log-probabilities of the generated ids.
-        scores: `(B,)` `log_probs / lp(lengths)` (see the module docstring).
-        finished: `(B,)` True where the row ended with `<eos>` before `max_length`.
+        scores: `(B,)` `log_probs / lp(lengths)` (plus the coverage penalty in beam search
+            with ``coverage_penalty > 0``; see the module docstring).
+        finished: `(B,)` True where the row ended with `<eos>` (within `max_length` tokens,
+            `<eos>` included).
         attention: name -> `(B, T_out, L, h, K)` weights used at each output step:
             ``"cross"`` (`K = S`, source positions) for every attention model, ``"self"``
             (`K = T_out`, earlier output positions) for decoders with self-attention.
             Empty for `seq2seq` and for uncached decoding.
         step_logits: `(B, T_out, V)` logits of every step (greedy with
             ``return_logits=True``), else None.
-        hypotheses: beam search only: per row, the finished hypotheses, best first.
+        hypotheses: beam search only: per row, the `k` best hypotheses, best first: the
+            finished ones, plus, for a row that reached `max_length`, its live beams
+            (``finished=False``).
         steps: beam search with ``trace=True`` only: per row, per step, the hypotheses the
             step kept (the live beams and those that ended in `<eos>` at that step), best
             score first, each a dict ``tokens`` (ids), ``log_prob``, ``score``,
@@ -104,8 +111,8 @@ class DecodeResult:
 def length_penalty(length, alpha: float = 0.6, kind: str = "gnmt"):
     """`lp(L)`: ``((5 + L) / 6) ** alpha`` ("gnmt") or ``L ** alpha`` ("power")."""
     if kind not in LENGTH_PENALTIES:
-        raise ValueError(f"`length_penalty` must be one of {LENGTH_PENALTIES}; received "
-                         f"length_penalty={kind!r}.")
+        raise ValueError(f"`length_penalty_kind` must be one of {LENGTH_PENALTIES}; "
+                         f"received length_penalty_kind={kind!r}.")
     length = np.asarray(length, dtype=np.float64)
     if kind == "gnmt":
         return ((5.0 + length) / 6.0) ** alpha
@@ -349,7 +356,8 @@ def greedy_loop(model, max_length: int, *, cache: bool = True, return_logits: bo
     same function runs eagerly; :func:`greedy_decode` keeps its NumPy loop there.)
 
     ``log p(y_t)`` of the argmax token is ``-log sum_v exp(z_v - max z)`` (its own logit is
-    the max), summed in float64 on the host, so scores match the NumPy path.
+    the max), stored per token in float32 and summed in float64 on the host, so scores
+    agree with the NumPy path to float32 precision.
 
     Args:
         model: a model from :func:`kerasattn.models.build_model` (or reloaded).

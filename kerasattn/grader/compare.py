@@ -38,17 +38,21 @@ def describe_shape_mismatch(got: tuple, expected: tuple) -> str:
     return f"{head}: {len(got)} axes instead of {len(expected)}"
 
 
-def error_report(got: np.ndarray, expected: np.ndarray) -> tuple[str, float, float]:
-    """``(text, max_abs, max_rel)`` with the worst index and both values there."""
+def error_report(got: np.ndarray, expected: np.ndarray, atol: float = 0.0,
+                 rtol: float = 0.0) -> tuple[str, float, float]:
+    """``(text, max_abs, max_rel)`` with the worst index and both values there, and how
+    many entries differ by more than ``atol + rtol * |expected|`` (the check's tolerance;
+    0 counts every difference)."""
     diff = np.abs(got - expected)
     worst = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.size else ()
     max_abs = float(diff.max()) if diff.size else 0.0
     rel = diff / np.maximum(np.abs(expected), 1e-12)
     max_rel = float(rel.max()) if rel.size else 0.0
     if diff.size:
+        beyond = int(np.sum(diff > atol + rtol * np.abs(expected)))
         text = (f"max abs error {max_abs:.3g} at index {_idx(worst)} (got "
                 f"{got[worst]:.6g}, expected {expected[worst]:.6g}); max rel error "
-                f"{max_rel:.3g}; {int(np.sum(diff > 0))} of {diff.size} entries differ")
+                f"{max_rel:.3g}; {beyond} of {diff.size} entries differ")
     else:
         text = "empty arrays"
     return text, max_abs, max_rel

@@ -222,7 +222,7 @@ def _compare(check: Compare, outputs, inputs, expected) -> tuple[bool, str]:
         return False, bad
     if cmp.close(got, exp, check.atol, check.rtol):
         return True, ""
-    text, _, _ = cmp.error_report(got, exp)
+    text, _, _ = cmp.error_report(got, exp, check.atol, check.rtol)
     lines = [text + f" (tolerance atol={check.atol:g}, rtol={check.rtol:g})"]
     named = match_variants()
     lines += named or cmp.generic_variants(got, exp, check.atol, check.rtol)

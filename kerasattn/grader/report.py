@@ -85,8 +85,9 @@ def to_gradescope(result: dict) -> str:
     payload = {"execution_time": round(result["execution_time"], 2), "output": summary,
                "visibility": "visible", "stdout_visibility": "hidden", "tests": tests,
                "extra_data": {"backend_info": result.get("backend_info", {})}}
-    if result.get("grader_error"):
-        payload["score"] = 0.0
+    # The total is the engine's, not Gradescope's sum of the rows: each row is rounded to 4
+    # decimals, and three rows of 1/3 point would add up to 0.9999.
+    payload["score"] = 0.0 if result.get("grader_error") else round(result["score"], 4)
     return json.dumps(payload, indent=2) + "\n"
 
 

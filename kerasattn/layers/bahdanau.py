@@ -4,7 +4,8 @@ Score of decoder state ``s`` (the query) against encoder state ``h_j`` (the memo
 
     additive (Bahdanau et al., 2015): e_j = v^T tanh(W_q s + W_k h_j)
     with coverage (Tu et al., 2016; See et al., 2017):
-                                      e_j = v^T tanh(W_q s + W_k h_j + w_c c_j)
+                                      e_j = v^T tanh(W_q s + W_k h_j + w_c cov_j)
+                                      (cov_j: the attention already paid to h_j)
     dot      (Luong et al., 2015):    e_j = s . h_j
     general  (Luong et al., 2015):    e_j = s^T W h_j
 
@@ -31,8 +32,8 @@ class BahdanauAttention(keras.layers.Layer):
         score: "additive" (`v^T tanh(W_q s + W_k h)`), "dot" (`s . h`, needs
             `d_q == d_k`) or "general" (`s^T W h`, `W` of shape `(d_q, d_k)`).
         dropout: dropout rate on the attention weights (training only).
-        coverage: additive score only: add the coverage term `w_c c_j` inside the tanh,
-            where `c_j` is the attention already paid to `h_j` (the sum of the earlier
+        coverage: additive score only: add the coverage term `w_c cov_j` inside the tanh,
+            where `cov_j` is the attention already paid to `h_j` (the sum of the earlier
             steps' weights, passed as the `coverage` call argument).
 
     Call arguments:
@@ -43,7 +44,7 @@ class BahdanauAttention(keras.layers.Layer):
         memory_keys: optional `W_k h_enc` `(B, T_k, units)` from :meth:`project_memory`
             (additive score only). A decoder that calls the layer once per output step
             computes it once per sentence instead of once per step.
-        coverage: `c` `(B, T_k)` (or `(B, T_q, T_k)` for a 3-D query), the sum of the
+        coverage: `cov` `(B, T_k)` (or `(B, T_q, T_k)` for a 3-D query), the sum of the
             earlier steps' weights; required when the layer has `coverage=True`.
         training: enables dropout.
 
@@ -127,7 +128,7 @@ class BahdanauAttention(keras.layers.Layer):
                   else memory_keys)  # (B, T_k, units)
             pre = wq[:, :, None, :] + wk[:, None, :, :]  # W_q s + W_k h: (B,T_q,T_k,units)
             if self.coverage:
-                pre = pre + coverage[..., None] * self.w_c  # + w_c c_j: (B,T_q,T_k,units)
+                pre = pre + coverage[..., None] * self.w_c  # + w_c cov_j: (B,T_q,T_k,units)
             hidden = ops.tanh(pre)  # (B, T_q, T_k, units)
             return ops.matmul(hidden, self.v)  # e = v^T tanh(.): (B, T_q, T_k)
         if self.score == "dot":

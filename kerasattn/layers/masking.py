@@ -72,9 +72,10 @@ _FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
 def mask_fill_value(dtype="float32"):
     """The score given to masked entries before the softmax: finite in `dtype`.
 
-    Half the most negative finite value of `dtype` (-32752 in float16, about -1.7e38 in
-    bfloat16, float32 and float64): far below any real score, so `exp(fill - max_j e_j)` is exactly
-    0, yet a real score can still be added to it without overflowing to `-inf` (a fixed
+    Half the most negative finite value of `dtype` (of float32 for float64 requests, so
+    the filler stays finite where a backend computes float64 in float32): -32752 in
+    float16, about -1.7e38 otherwise. Far below any real score, so `exp(fill - max_j e_j)`
+    is exactly 0, yet a real score can still be added to it without overflowing to `-inf` (a fixed
     -1e9 overflows float16).
 
     Args:

@@ -3,7 +3,7 @@
 For head i = 1..h (d_h = d_model / h):
 
     Q_i = X_q W_q^(i) + b_q^(i),  K_i = X_k W_k^(i) + b_k^(i),  V_i = X_v W_v^(i) + b_v^(i)
-    head_i = softmax(Q_i K_i^T / sqrt(d_h) + mask) V_i
+    head_i = masked_softmax(Q_i K_i^T / sqrt(d_h), M) V_i     (M boolean, True = keep)
     MHA(X_q, X_k, X_v) = [head_1; ...; head_h] W_o + b_o
 
 Weight layout (the same as ``keras.layers.MultiHeadAttention``, so weights copy across):

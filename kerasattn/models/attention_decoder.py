@@ -115,8 +115,9 @@ class AttentionGRUDecoder(keras.layers.Layer):
         scheduled_sampling: enable scheduled sampling (Bengio et al., 2015). The layer
             then holds a non-trainable scalar `teacher_forcing_ratio` (1.0 at first; set
             it with :class:`kerasattn.training.TeacherForcingSchedule`) and, when training
-            with a ratio p < 1, feeds at each step t >= 1 the gold `y_{t-1}` with
-            probability p and otherwise the embedding of its own previous prediction
+            with a ratio p < 1, feeds from the second step on (t >= 2; step 1 always
+            reads the gold `<bos>`) the gold `y_{t-1}` with probability p and otherwise
+            the embedding of its own previous prediction
             `argmax(W_o [s_{t-1}; c_{t-1}] + b_o)` (:meth:`sampled_input`). Needs
             :meth:`attach_feedback`.
         coverage: use a coverage vector in the additive attention (Tu et al., 2016; See
@@ -124,14 +125,17 @@ class AttentionGRUDecoder(keras.layers.Layer):
             `w_c cov_tj` (:meth:`coverage_score`).
         coverage_loss_weight: with coverage, add `lambda * mean_b sum_t sum_j
             min(alpha_tj, cov_tj)` to the model's losses while training (See et al.,
-            2017); 0 adds nothing.
+            2017, who average over t instead: this lambda weighs about T times theirs
+            against the per-token cross-entropy); 0 adds nothing.
 
     Call arguments:
         inputs: embedded previous tokens `y_{t-1}`, `(B, T, E)` (teacher forcing).
         memory: encoder annotations `h_enc`, `(B, S, D)`.
         initial_state: `s_0`, `(B, u)`.
-        memory_mask: bool `(B, S)`, True = real source token. Pass it explicitly: Keras
-            masks do not survive recurrent layers.
+        memory_mask: bool `(B, S)`, True = real source token. If omitted, Keras fills it
+            from `memory`'s Keras mask (the `<arg>_mask` convention); the kit's models
+            pass it explicitly (`SourcePaddingMask`), so it does not depend on Keras mask
+            propagation.
         target_mask: bool `(B, T)`, True = real target step; the coverage loss sums over
             these steps only (None: over every step).
         return_attention: also return the weights of every step.
@@ -320,7 +324,7 @@ class AttentionGRUDecoder(keras.layers.Layer):
         its own prediction.
 
         Each entry is 1 with probability `p = teacher_forcing_ratio`, drawn once per batch;
-        step 0 always reads the gold `<bos>`.
+        the first step (t = 1, column 0) always reads the gold `<bos>`.
         """
         p = ops.cast(self.teacher_forcing_ratio, inputs.dtype)
         draws = keras.random.uniform(ops.shape(inputs)[:2],

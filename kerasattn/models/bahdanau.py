@@ -5,7 +5,7 @@ Decoder: :class:`~kerasattn.models.attention_decoder.AttentionGRUDecoder` with t
 score; at each step the context is computed from the previous state s_{t-1} and enters the
 GRU input:
 
-    s_0 = tanh(W_s h_1(bwd))
+    s_0 = tanh(W_s h_1(bwd) + b_s)     (the paper writes no bias; the kit's bridge has one)
     e_tj = v^T tanh(W_q s_{t-1} + W_k h_j),  alpha_t = masked_softmax(e_t),  c_t = sum alpha h
     s_t = GRU([y_{t-1}; c_t], s_{t-1}),      logits_t = W_o [s_t; c_t] + b_o
 

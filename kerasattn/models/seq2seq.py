@@ -1,7 +1,8 @@
 """The baseline: a GRU encoder-decoder with one fixed context vector (Cho et al., 2014).
 
-    c   = h_S                          the encoder's last state (padding skipped by the mask)
-    s_0 = tanh(W_b c)
+    c   = h_n                          the state after the sentence's last word n (padding
+                                       skipped by the mask)
+    s_0 = tanh(W_b c + b_b)
     s_t = GRU([y_{t-1}; c], s_{t-1})   the same c at every step: the bottleneck
     logits_t = W_o s_t + b_o
 

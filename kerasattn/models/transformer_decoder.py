@@ -2,7 +2,8 @@
 
 Training (teacher forcing, all positions at once):
 
-    X   = PE(Embed(y_<t))                                   positions 0 .. T-1
+    X   = sqrt(d_model) Embed(y_<t) + PE[k .. k+T-1]        (k = 0 at inference; random
+                                                            in 0..K while training, SHAPE)
     X   = DecoderBlock_l(X, H_enc)  for l = 1..N            (causal self-attention)
     logits = X W_o + b_o
 
