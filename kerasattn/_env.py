@@ -39,15 +39,16 @@ def installed_backends() -> list[str]:
     return [b for b in BACKENDS if importlib.util.find_spec(_FRAMEWORK[b]) is not None]
 
 
-def check_backend(name: str) -> str:
-    """Return ``name`` if it is a backend whose framework is installed.
+def check_backend(name: str, source: str = "--backend") -> str:
+    """Return ``name`` if it is a backend whose framework is installed (``source``: where
+    the name came from, for the message: ``--backend`` or ``$KERAS_BACKEND``).
 
     Raises:
         UsageError: an unknown name, or a backend whose framework is not installed (the
             message says how to install it and which backends are available).
     """
     if name not in BACKENDS:
-        raise UsageError(f"--backend must be one of {', '.join(BACKENDS)}; received {name!r}")
+        raise UsageError(f"{source} must be one of {', '.join(BACKENDS)}; received {name!r}")
     if importlib.util.find_spec(_FRAMEWORK[name]) is None:
         have = ", ".join(installed_backends()) or "none"
         raise UsageError(f"backend {name!r} is not installed (the Python package "
@@ -83,7 +84,7 @@ def select_backend(name: str | None) -> str | None:
     """
     if name is None:
         env = os.environ.get("KERAS_BACKEND")
-        return check_backend(env) if env else None
+        return check_backend(env, "$KERAS_BACKEND") if env else None
     check_backend(name)
     current = keras_backend_in_use()
     if current is not None and current != name:
@@ -103,15 +104,16 @@ def default_backend() -> str:
     import json
     from pathlib import Path
 
-    name = os.environ.get("KERAS_BACKEND")
+    name, source = os.environ.get("KERAS_BACKEND"), "$KERAS_BACKEND"
     if not name:
+        config = Path(os.environ.get("KERAS_HOME", Path.home() / ".keras")) / "keras.json"
+        source = f"the backend in {config}"
         try:
-            with open(Path(os.environ.get("KERAS_HOME", Path.home() / ".keras"))
-                      / "keras.json") as f:
+            with open(config) as f:
                 name = json.load(f).get("backend")
         except (OSError, ValueError, AttributeError):
             name = None
-    return check_backend(name or "tensorflow")
+    return check_backend(name, source) if name else check_backend("tensorflow")
 
 
 def add_backend_option(parser, *, default=None, allow_all: bool = False) -> None:
@@ -132,10 +134,12 @@ def add_backend_option(parser, *, default=None, allow_all: bool = False) -> None
                              f"Keras's default from ~/.keras/keras.json, else tensorflow)")
 
 
-def check_model_name(name: str) -> str:
-    """``name`` if it is one of the seven models, else a :class:`UsageError`."""
+def check_model_name(name: str, argument: str = "MODEL") -> str:
+    """``name`` if it is one of the seven models, else a :class:`UsageError` naming
+    ``argument`` (the positional ``MODEL``, or a flag such as ``--model``)."""
     if name not in MODEL_NAMES:
-        raise UsageError(f"MODEL must be one of {', '.join(MODEL_NAMES)}; received {name!r}")
+        raise UsageError(f"{argument} must be one of {', '.join(MODEL_NAMES)}; received "
+                         f"{name!r}")
     return name
 
 

@@ -86,8 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("number", type=int, metavar="N", help="lesson number, 0 to 6")
     options.add_run_options(p, out_default="./outputs/lessons/lesson_0N",
                             minutes_default=f"{options.DEFAULT_MINUTES:g} per lesson, "
-                                            f"split over its models; lesson 6: 3.25, 16 "
-                                            f"with --data")
+                                            f"split over its models; lesson 6: 3.25 in all "
+                                            f"(8 shares), 16 with --data")
 
     p = sub.add_parser("train", help="train one model and save a checkpoint + vocabularies")
     p.add_argument("model", metavar="MODEL", help="one of: " + ", ".join(model_names))
@@ -224,6 +224,19 @@ def _split_grade(argv: list[str]) -> tuple[list[str], list[str] | None]:
 # ---------------------------------------------------------------------------------------
 # Subcommands
 # ---------------------------------------------------------------------------------------
+def _check_writable_dir(path, flag: str) -> None:
+    """Create the folder ``path`` (the value of ``flag``) or say why it cannot be used."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{flag}: {str(path)!r} is a file, not a folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{flag}: cannot create the folder {str(path)!r} ({exc.strerror})")
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise UsageError(f"{flag}: the folder {str(path)!r} is not writable")
+
+
 def cmd_lesson(args) -> int:
     from kerasattn.course import options, scripts
 
@@ -242,6 +255,7 @@ def cmd_train(args) -> int:
         raise UsageError(f"--beam must be >= 1; received {args.beam}")
     settings = options.settings_from_args(args, options.checkpoint_dir(args.model))
     out = settings.out
+    _check_writable_dir(out, "--out")  # before training, not after minutes of it
     result = train_and_save(args.model, settings, beam=args.beam)
     scored = [(args.model, result)]
     if "beam" in result:
@@ -278,6 +292,10 @@ def cmd_translate(args) -> int:
         raise UsageError("--attention works on one sentence, not with --input")
     if args.sentence is not None and not args.sentence.strip():
         raise UsageError("translate: expected a non-empty sentence; received an empty string")
+    if args.plot and not args.attention:
+        raise UsageError("--plot needs --attention (it names the attention heatmap)")
+    if args.plot and Path(args.plot).suffix.lower() != ".png":
+        raise UsageError(f"--plot must name a .png file; received {args.plot!r}")
     return translate_command(args.checkpoint, sentence=args.sentence, input_path=args.input,
                              output_path=args.output, beam=args.beam,
                              attention=args.attention, plot=args.plot)
@@ -385,17 +403,25 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_grade(grade_args)
         parser = build_parser()
         args = parser.parse_args(argv)
+        if args.command in ("notebook", "hint"):  # never import keras: a name is enough
+            if args.backend is not None and args.backend not in BACKENDS:
+                raise UsageError(f"--backend must be one of {', '.join(BACKENDS)}; received "
+                                 f"{args.backend!r}")
+            return _COMMANDS[args.command](args)
         if _needs_child(args.backend):
             return _rerun_in_child(argv, args.backend)
         return _COMMANDS[args.command](args)
     except UsageError as exc:
         print(f"kerasattn: error: {exc}", file=sys.stderr)
+        if os.environ.get("KERASATTN_DEBUG"):
+            raise
         return 2
     except KeyboardInterrupt:
         print("kerasattn: interrupted", file=sys.stderr)
         return 130
-    except (FileNotFoundError, ValueError) as exc:
-        # the kit's own errors are written for people: show them without a traceback
+    except (OSError, ValueError) as exc:
+        # the kit's own errors are written for people, and an OSError names its file: show
+        # them without a traceback
         print(f"kerasattn: error: {exc}", file=sys.stderr)
         if os.environ.get("KERASATTN_DEBUG"):
             raise

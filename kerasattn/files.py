@@ -37,6 +37,12 @@ def atomic_write(path: str, write_fn: Callable[[str], None]) -> str:
     fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, suffix="-" + base, dir=directory)
     os.close(fd)
     try:
+        # mkstemp makes the file owner-only (0600); give it the mode of a file written
+        # normally (0666 less the umask), or the mode of the file it replaces
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, os.stat(path).st_mode & 0o7777 if os.path.exists(path)
+                 else 0o666 & ~umask)
         write_fn(tmp)
         with open(tmp, "rb+") as f:          # data on disk before the rename makes it visible
             os.fsync(f.fileno())

@@ -59,12 +59,32 @@ def test_importing_the_command_imports_no_keras_and_no_course_code():
     (["translate", "/no/such/checkpoint", "the cat ."], "CHECKPOINT: no such directory"),
     (["translate", "/no/such/checkpoint", "the cat .", "--beam", "0"], "--beam must be >= 1"),
     (["backends", "--backends", "jax,tf"], "--backends: 'tf' is not one of"),
+    (["backends", "--model", "lstm"], "--model must be one of"),
+    (["lesson", "0", "--tokenizer", "subword"], "--tokenizer needs --data"),
+    (["train", "bahdanau", "--seed", "-1"], "--seed must be in [0, 2**32); received -1"),
+    (["translate", "/no/such/checkpoint", "the cat .", "--plot", "a.png"],
+     "--plot needs --attention"),
+    (["translate", "/no/such/checkpoint", "the cat .", "--attention", "--plot", "a.svg"],
+     "--plot must name a .png file"),
 ])
 def test_clear_errors_without_traceback(capsys, argv, message):
     rc = cli.main(argv)
     err = capsys.readouterr().err
     assert rc == 2
     assert message in err and "Traceback" not in err
+
+
+def test_train_refuses_an_unusable_out_before_training(tmp_path, capsys):
+    (tmp_path / "file").write_text("")
+    rc = cli.main(["train", "bahdanau", "--quick", "--out", str(tmp_path / "file")])
+    err = capsys.readouterr().err
+    assert rc == 2 and "--out: " in err and "is a file, not a folder" in err
+
+
+def test_a_bad_keras_backend_variable_is_named(monkeypatch, capsys):
+    monkeypatch.setenv("KERAS_BACKEND", "pytorch")
+    rc = cli.main(["lesson", "0", "--quick"])
+    assert rc == 2 and "$KERAS_BACKEND must be one of" in capsys.readouterr().err
 
 
 def test_missing_backend_is_named(monkeypatch, capsys):

@@ -96,8 +96,8 @@ def test_default_backend_and_the_one_backend_error(monkeypatch, tmp_path):
     (tmp_path / "keras.json").write_text('{"backend": "jax"}')
     assert _env.default_backend() == "jax"
     monkeypatch.setenv("KERAS_BACKEND", "theano")
-    with pytest.raises(_env.UsageError, match="--backend must be one of tensorflow, jax, "
-                                              "torch; received 'theano'"):
+    with pytest.raises(_env.UsageError, match=r"\$KERAS_BACKEND must be one of tensorflow, "
+                                              "jax, torch; received 'theano'"):
         _env.default_backend()
     assert grader_cli.main(["--quiet", str(tmp_path)]) == 2       # the same error
 

@@ -341,3 +341,19 @@ def test_recommended_training_covers_every_model_and_trains():
     assert training.recommended_training(name)["learning_rate"] > 0
     with pytest.raises(ValueError, match=r"`name`.*received 'gpt'"):
         training.recommended_training("gpt")
+
+
+def test_atomic_write_gives_the_mode_of_a_normally_written_file(tmp_path):
+    def write(tmp):
+        with open(tmp, "w") as f:
+            f.write("x")
+
+    umask = os.umask(0o022)
+    try:
+        path = files.atomic_write(str(tmp_path / "new.txt"), write)
+        assert os.stat(path).st_mode & 0o777 == 0o644   # not mkstemp's owner-only 0600
+        os.chmod(path, 0o640)
+        files.atomic_write(path, write)                  # a replaced file keeps its mode
+        assert os.stat(path).st_mode & 0o777 == 0o640
+    finally:
+        os.umask(umask)

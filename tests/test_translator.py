@@ -172,6 +172,37 @@ def test_errors_name_the_problem(tmp_path, setup):
     (tmp_path / "half" / "meta.json").write_text("{}")
     with pytest.raises(ValueError, match="incomplete: missing model.keras, src_vocab.json"):
         Translator.load(tmp_path / "half")
+    # a truncated model.keras is named as such, not as "File not found"
+    good = Path(tr.save(tmp_path / "good"))
+    (good / "model.keras").write_bytes((good / "model.keras").read_bytes()[:100])
+    with pytest.raises(ValueError, match="model.keras is not a complete .keras archive"):
+        Translator.load(good)
+    with pytest.raises(ValueError, match="is a file, not a directory"):
+        Translator.load(good / "meta.json")
+
+
+def test_resave_removes_meta_first_and_stdin_reads_like_a_file(tmp_path, setup, monkeypatch,
+                                                               capsys):
+    import io
+
+    _, tr = setup
+    directory = Path(tr.save(tmp_path / "ckpt"))
+
+    def interrupted(path):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tr.model, "save", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        tr.save(directory)  # killed while writing the model: no meta.json, so incomplete
+    monkeypatch.undo()
+    with pytest.raises(ValueError, match="incomplete: missing meta.json"):
+        Translator.load(directory)
+    # standard input: a BOM skipped, a form feed inside a line is not a line break
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(
+        "\ufeffGo.\x0c Hi.\nHi.\n".encode("utf-8")), encoding="utf-8"))
+    out = tr.translate_file("-")
+    assert len(out) == 2 and out[1] == tr.translate(["Hi."])[0]
+    assert capsys.readouterr().out == "".join(line + "\n" for line in out)
 
 
 def test_train_on_corpus_saves_a_translator_that_translates_files(tmp_path):

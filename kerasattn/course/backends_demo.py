@@ -33,10 +33,11 @@ def backends_demo(backends: Sequence[str], model: str = "transformer",
     """
     import numpy as np
 
+    if checkpoint is None:
+        check_model_name(model, "--model")
     out = Path(out) if out else OUTPUTS / "backends_demo"
     out.mkdir(parents=True, exist_ok=True)
     if checkpoint is None:
-        check_model_name(model)
         ckpt_dir = out / f"checkpoint_{model}"
         heading(f"1. training {model} once, on {backends[0]}")
         cmd = [sys.executable, "-m", "kerasattn", "--backend", backends[0], "train", model,
@@ -86,10 +87,12 @@ def backends_demo(backends: Sequence[str], model: str = "transformer",
     ok = [b for b in backends if "error" not in results[b]]
     rows = []
     ref = results[ok[0]] if ok else None
+    header = ["backend", "framework", "device", "load s", "logits s", "ms/sentence",
+              "max |logit diff|", "same translations"]
     for b in backends:
         r = results[b]
         if "error" in r:
-            rows.append([b, "FAILED", "-", "-", "-", "-", "-"])
+            rows.append([b, "FAILED"] + ["-"] * (len(header) - 2))
             continue
         diff = float(np.max(np.abs(r["logits"] - ref["logits"])))
         same = sum(x == y for x, y in zip(r["translations"], ref["translations"]))
@@ -100,8 +103,7 @@ def backends_demo(backends: Sequence[str], model: str = "transformer",
     print(f"model: {meta.get('model')} trained on {meta.get('backend')} "
           f"(test BLEU {meta.get('bleu', float('nan')):.1f}); reference backend for "
           f"differences: {ok[0] if ok else '-'}")
-    print(format_table(["backend", "framework", "device", "load s", "logits s", "ms/sentence",
-                        "max |logit diff|", "same translations"], rows, align="lllrrrrr"))
+    print(format_table(header, rows, align="lllrrrrr"))
     if ok:
         heading("3. translations")
         srcs = ref["sources"]
@@ -148,7 +150,8 @@ def backend_worker(checkpoint: str, request: str, result: str) -> int:
                         seed=int(s.get("seed", 0)))
     if ckpt.meta.get("samples"):
         test_pairs = [tuple(p) for p in ckpt.meta["samples"]]
-    else:  # an older checkpoint: regenerate its test split
+    else:  # no "samples" (e.g. saved by Translator.save from Python): the test split of the
+        # corpus its settings record (the built-in one when it records none)
         test_pairs = load_data(settings).test_pairs
     pairs = spread(test_pairs, req["n_pairs"])
     arrays = kdata.make_arrays(pairs, ckpt.src_vocab, ckpt.tgt_vocab)

@@ -13,7 +13,8 @@ class LessonData:
 
     Attributes:
         corpus: the :class:`kerasattn.data.Corpus` (train / valid / test pairs).
-        src_vocab, tgt_vocab: word vocabularies built on the training split.
+        src_vocab, tgt_vocab: the tokenizers (word ``Vocabulary`` or ``SubwordTokenizer``,
+            see ``tokenizer``), built on the training split.
         train, valid: dicts of arrays from ``kerasattn.data.make_arrays``.
         test_pairs: the ``(source, target)`` pairs scored by :meth:`Lesson.evaluate`.
         description: one line saying what the data is.

@@ -17,7 +17,8 @@ def explore_command(checkpoint, sentence: str, beam: int = 1, out=None) -> int:
     translator = Translator.load(checkpoint)
     record = collect(translator, sentence, beam=beam)
     page = render(record)
-    path = Path(out) if out else Path(checkpoint) / DEFAULT_PAGE
+    # the directory the translator loaded (CHECKPOINT may name its model.keras)
+    path = Path(out) if out else Path(translator.path) / DEFAULT_PAGE
     page.save(path)
     t = record.translation
     if t.unknown_words:

@@ -13,6 +13,7 @@ from kerasattn.course.options import Settings
 from kerasattn.course.printing import clip, format_table, heading
 from kerasattn.course.train import Trained, train_model
 from kerasattn.course.translate import lesson_translator
+from kerasattn.files import atomic_write
 
 LENGTH_BUCKETS = (0, 10, 20, 30, float("inf"))
 """Source-length buckets of BLEU by length: 1-10, 11-20, 21-30, 31+ words."""
@@ -355,7 +356,11 @@ class Lesson:
             f = parent / f"lesson_{k:02d}" / "results.json"
             if not f.exists():
                 continue
-            rec = json.loads(f.read_text())
+            try:
+                rec = json.loads(f.read_text())
+            except ValueError as exc:  # half-written or edited by hand: skip, say so
+                print(f"ignoring {f}: not valid JSON ({exc})")
+                continue
             if rec.get("settings") == self.settings.signature() and \
                     rec.get("backend") == self.backend:
                 for name, r in rec.get("models", {}).items():
@@ -382,7 +387,12 @@ class Lesson:
                       figures=[str(p.name) for p in self.figures])
         if self.measurements:
             record["measurements"] = self.measurements
-        (self.out / "results.json").write_text(json.dumps(record, indent=1))
+        text = json.dumps(record, indent=1)
+
+        def write(tmp):
+            Path(tmp).write_text(text)
+
+        atomic_write(self.out / "results.json", write)
         print(f"\nfigures written to {self.out}/:")
         for p in self.figures:
             print(f"  {p.name}")

@@ -86,8 +86,8 @@ class Settings:
         train_size: use this many training pairs, spread evenly over the lengths (None =
             all).
         n_models: models the lesson trains (its budget is ``minutes * n_models``).
-        tokenizer: ``"auto"`` (the data-driven recipe chooses), ``"word"`` or ``"subword"``;
-            the built-in corpus uses words unless told otherwise.
+        tokenizer: with ``data``, ``"auto"`` (the data-driven recipe chooses), ``"word"`` or
+            ``"subword"``; the built-in corpus always uses words.
         reverse: with ``data``, translate from the other language into English.
         mixed_precision: None (float32), ``"auto"`` (``mixed_float16`` on a GPU,
             ``mixed_bfloat16`` on a CPU), ``"mixed_float16"`` or ``"mixed_bfloat16"``.
@@ -252,6 +252,11 @@ def settings_from_args(args: argparse.Namespace, out: Path, n_models: int = 1,
     if args.reverse and not args.data:
         raise UsageError("--reverse needs --data (the built-in corpus is English to French "
                          "only)")
+    if getattr(args, "tokenizer", "auto") != "auto" and not args.data:
+        raise UsageError(f"--tokenizer needs --data (the built-in corpus uses word tokens); "
+                         f"received {args.tokenizer!r}")
+    if not 0 <= getattr(args, "seed", 0) < 2 ** 32:
+        raise UsageError(f"--seed must be in [0, 2**32); received {args.seed}")
     if args.mixed_precision is not None and args.mixed_precision not in MIXED_PRECISION:
         raise UsageError(f"--mixed-precision must be one of {', '.join(MIXED_PRECISION)}; "
                          f"received {args.mixed_precision!r}")

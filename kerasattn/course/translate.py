@@ -56,7 +56,8 @@ def translate_command(checkpoint, sentence: str | None = None, input_path=None,
     label = "cross-attention of the last decoder layer"
     print()
     print(format_attention(weights, t.source_tokens, t.target_tokens, label))
-    plot = Path(plot) if plot else Path(checkpoint) / "attention.png"
+    # the directory the translator loaded (CHECKPOINT may name its model.keras)
+    plot = Path(plot) if plot else Path(translator.path) / "attention.png"
     from kerasattn import plots
 
     plots.attention_heatmap(weights, t.source_tokens, t.target_tokens, plot,

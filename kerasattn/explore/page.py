@@ -8,8 +8,9 @@ image), so it opens by double-click, offline, and inside a Jupyter or Colab outp
 Every weight is stored as a 24-bit fixed-point number ``round(w * (2^24 - 1))``, three
 bytes, base64-encoded (four characters a weight): the page shows each weight within
 ``3e-8`` of the model's. The decoder's self-attention is stored as its lower triangle
-only (a step sees no later position). A 30-token sentence on the two-layer Transformer
-makes a page of about 200 kB (``benchmarks/bench_explorer.py``).
+only (a step sees no later position). On the two-layer Transformer a greedy translation of
+31 tokens makes a page of about 120 kB, one at the 64-token output cap about 200 kB, and
+beam 4 with every hypothesis about 275 kB (``benchmarks/bench_explorer.py``).
 """
 from __future__ import annotations
 

@@ -30,6 +30,7 @@ import json
 import os
 import sys
 import warnings
+import zipfile
 from typing import Sequence
 
 import numpy as np
@@ -191,8 +192,10 @@ class Translator:
     def save(self, directory, meta: dict | None = None) -> str:
         """Write the checkpoint directory (created if missing); returns its path.
 
-        Every file is written atomically and ``meta.json`` last, so a directory with a
-        ``meta.json`` is complete and an interrupted save never leaves a half-written file.
+        Every file is written atomically and ``meta.json`` last (an existing one is removed
+        first), so a directory with a ``meta.json`` is complete, an interrupted save never
+        leaves a half-written file, and an interrupted re-save never leaves a new model
+        beside old vocabularies that :meth:`load` would accept.
 
         Args:
             directory: where to write.
@@ -203,6 +206,8 @@ class Translator:
         self.meta.setdefault("model", self.model.name)
         directory = os.fspath(directory)
         os.makedirs(directory, exist_ok=True)
+        if os.path.exists(os.path.join(directory, META_FILE)):
+            os.remove(os.path.join(directory, META_FILE))  # incomplete until rewritten
         atomic_write(os.path.join(directory, MODEL_FILE), self.model.save)
         atomic_write(os.path.join(directory, SRC_VOCAB_FILE), self.src_vocab.save)
         atomic_write(os.path.join(directory, TGT_VOCAB_FILE), self.tgt_vocab.save)
@@ -224,7 +229,8 @@ class Translator:
 
         Raises:
             ValueError: the directory or one of its files is missing (naming what is
-                missing), or ``meta.json`` is not valid JSON.
+                missing), ``meta.json`` is not valid JSON, or ``model.keras`` cannot be
+                loaded (truncated, corrupt).
         """
         import keras
 
@@ -235,6 +241,9 @@ class Translator:
         directory = os.fspath(directory)
         if os.path.isfile(directory) and directory.endswith(".keras"):
             directory = os.path.dirname(directory) or "."
+        if os.path.isfile(directory):
+            raise ValueError(f"CHECKPOINT: {directory!r} is a file, not a directory (expected "
+                             f"a checkpoint directory or its {MODEL_FILE})")
         if not os.path.isdir(directory):
             raise ValueError(f"CHECKPOINT: no such directory {directory!r}; create one with "
                              f"`kerasattn train MODEL --out {directory}`")
@@ -252,7 +261,16 @@ class Translator:
         except (ValueError, UnicodeDecodeError) as err:
             raise ValueError(f"CHECKPOINT {directory!r}: {META_FILE} is not valid JSON "
                              f"({err})") from None
-        model = keras.saving.load_model(os.path.join(directory, MODEL_FILE), compile=False)
+        model_path = os.path.join(directory, MODEL_FILE)
+        if not zipfile.is_zipfile(model_path):
+            raise ValueError(f"CHECKPOINT {directory!r}: {MODEL_FILE} is not a complete .keras "
+                             f"archive (truncated or corrupt, {os.path.getsize(model_path)} "
+                             "bytes); save it again with `kerasattn train` or Translator.save")
+        try:
+            model = keras.saving.load_model(model_path, compile=False)
+        except Exception as err:
+            raise ValueError(f"CHECKPOINT {directory!r}: cannot load {MODEL_FILE} "
+                             f"({type(err).__name__}: {err})") from err
         return cls(model, load_tokenizer(os.path.join(directory, SRC_VOCAB_FILE)),
                    load_tokenizer(os.path.join(directory, TGT_VOCAB_FILE)), meta=meta,
                    path=directory)
@@ -424,23 +442,28 @@ class Translator:
             ValueError: the input file is missing or not UTF-8 (naming the file and line).
         """
         input_path = os.fspath(input_path)
-        if input_path == "-":
-            lines = sys.stdin.read().splitlines()
+        if input_path == "-":  # the bytes, split and decoded exactly as a file's
+            stdin = getattr(sys.stdin, "buffer", None)
+            raw = stdin.read() if stdin is not None else sys.stdin.read().encode("utf-8")
+            name = "<stdin>"
         else:
             if not os.path.isfile(input_path):
                 raise ValueError(f"input_path (--input): no such file {input_path!r}; expected "
                                  f"a UTF-8 text file with one sentence per line")
             with open(input_path, "rb") as f:
                 raw = f.read()
-            if raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            lines = []
-            for number, line in enumerate(raw.splitlines(), start=1):
-                try:
-                    lines.append(line.decode("utf-8"))
-                except UnicodeDecodeError as err:
-                    raise ValueError(f"{input_path}, line {number}: not UTF-8 (byte "
-                                     f"{err.start}); expected a UTF-8 text file") from None
+            name = input_path
+        if raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+        lines = []
+        # bytes.splitlines splits at \n, \r and \r\n only (str.splitlines would also split
+        # inside a line at a form feed or U+2028): one line out per line in
+        for number, line in enumerate(raw.splitlines(), start=1):
+            try:
+                lines.append(line.decode("utf-8"))
+            except UnicodeDecodeError as err:
+                raise ValueError(f"{name}, line {number}: not UTF-8 (byte "
+                                 f"{err.start}); expected a UTF-8 text file") from None
         out = self.translate(lines, **kwargs)
         text = "".join(line + "\n" for line in out)
         if output_path is None:

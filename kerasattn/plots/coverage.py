@@ -53,6 +53,7 @@ def cumulative_attention(series: Mapping[str, Sequence[float]], src_tokens: Sequ
     ax.set_xticks(x)
     ax.set_xticklabels(list(src_tokens), rotation=90, **label_font(src_tokens))
     ax.set_xlim(-0.6, n - 0.4)
+    ax.set_xlabel("source token")
     ax.set_ylabel("sum over the output of alpha_tj")
     ax.legend(fontsize=8)
     if title:

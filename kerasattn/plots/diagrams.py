@@ -232,7 +232,7 @@ def evolution_table_markdown(rows: Sequence[Mapping]) -> str:
 
 def evolution_table_figure(rows: Sequence[Mapping], path=None,
                            title: str | None = "From Bahdanau to the Transformer: "
-                                               "same data, same budget",
+                                               "same data, same lesson budget",
                            figsize=(9.0, 3.2), dpi: int = DEFAULT_DPI) -> Figure:
     """The evolution table drawn as a figure (same columns as the Markdown version).
 
