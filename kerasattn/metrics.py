@@ -2,10 +2,12 @@
 
 Two kinds of measures live here:
 
-* sentence-level scores on text (:func:`corpus_bleu`, :func:`bleu_by_length`,
-  :func:`exact_match`): hypotheses and references are the kit's normalised strings; they
-  are detokenized (:func:`kerasattn.data.detokenize`) and scored by sacrebleu with its
-  standard ``13a`` tokenizer, so numbers are comparable with published BLEU;
+* corpus-level scores on text (:func:`corpus_bleu`, :func:`bleu_by_length` per length
+  bucket, :func:`exact_match`): hypotheses and references are the kit's normalised
+  (lowercased) strings; they are detokenized (:func:`kerasattn.data.detokenize`) and scored
+  by sacrebleu (its ``13a`` tokenizer by default; ``char`` / ``zh`` for targets written
+  without spaces): comparable across the kit's runs, not with published cased BLEU on
+  other test sets;
 * token-level losses and metrics on tensors, written with ``keras.ops`` so they run on
   TensorFlow, JAX and PyTorch. Padding (id 0) is excluded: with labels ``y`` (B, T),
   logits ``z`` (B, T, V) and mask ``m = [y != <pad>]``,

@@ -41,6 +41,14 @@ def test_parses_and_normalises_with_attribution_column(tmp_path):
     assert corpus.info["report"] is corpus.report
 
 
+def test_a_directory_reads_its_file_and_the_language_from_that_file(tmp_path):
+    folder = tmp_path / "data"
+    folder.mkdir()
+    write(folder, ["Go.\t行け。", "Hi.\tこんにちは。"], name="jpn.txt")
+    corpus = load_tatoeba(folder, valid_fraction=0, test_fraction=0)
+    assert corpus.info["tgt_lang"] == "jpn" and len(corpus.train) == 2
+
+
 def test_bad_lines_are_skipped_counted_and_located(tmp_path):
     raw = ("\n".join(GOOD[:2]) + "\n"
            "no tab on this line\n"                 # line 3

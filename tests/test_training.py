@@ -46,6 +46,10 @@ def test_transformer_schedule_matches_paper_formula():
         TransformerSchedule(1e-3, 0)
     with pytest.raises(ValueError, match="peak_learning_rate"):
         TransformerSchedule(-1.0, 10)
+    for bad in (0, -5):  # named, not a ZeroDivisionError or a complex peak
+        with pytest.raises(ValueError, match=f"`warmup_steps` must be an int >= 1; received "
+                                             f"warmup_steps={bad}"):
+            TransformerSchedule.from_d_model(64, bad)
 
 
 def test_warmup_schedule_drives_the_optimizer():
@@ -98,6 +102,17 @@ def test_training_overfits_a_few_pairs():
     assert loss[-1] < 0.25 * loss[0], loss
     assert r.target_tokens_per_epoch == int((data["labels"] != 0).sum())
     assert r.tokens_per_second > 0
+
+
+def test_an_epoch_cut_short_counts_the_batches_it_ran_in_tokens_per_second():
+    data = tiny_pairs(8)
+    model = _build(tiny_bag)
+    r = training.train(model, data, epochs=5, batch_size=2, learning_rate=1e-2,
+                       early_stopping_patience=None, shuffle=False,
+                       callbacks=[training.StepLimit(6)])   # 4 batches per epoch: 1.5 epochs
+    assert r.epochs_run == 2
+    assert r.tokens_per_second * r.train_seconds == pytest.approx(
+        1.5 * r.target_tokens_per_epoch, rel=1e-6)
 
 
 def test_corpus_token_weighting_divides_by_the_mean_tokens_of_a_batch():
@@ -218,6 +233,17 @@ def test_resume_continues_exactly_where_it_stopped(tmp_path):
     np.testing.assert_allclose(r2.history["loss"], r_full.history["loss"], rtol=1e-5)
     for a, b in zip(resumed.get_weights(), full.get_weights()):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_a_run_a_step_limit_stopped_can_be_resumed(tmp_path):
+    data = tiny_pairs(8)
+    kw = dict(batch_size=4, learning_rate=1e-2, shuffle=False, early_stopping_patience=5)
+    r1 = training.train(_build(tiny_bag), data, epochs=4, checkpoint_dir=str(tmp_path),
+                        callbacks=[training.StepLimit(2)], **kw)   # stopped after epoch 1
+    assert r1.epochs_run == 1 and not r1.stopped_early   # a limit is not early stopping
+    r2 = training.train(_build(tiny_bag), data, epochs=4, checkpoint_dir=str(tmp_path),
+                        resume=True, **kw)
+    assert r2.initial_epoch == 1 and r2.epochs_run == 4
 
 
 # ----------------------------------------------------------------------------- errors

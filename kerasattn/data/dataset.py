@@ -63,7 +63,7 @@ class TranslationDataset(keras.utils.PyDataset):
         self._plan = self._make_plan(seed)
         if not self._plan:
             raise ValueError(f"no batches: {_check_arrays(arrays)} rows with "
-                             f"batch_size={batch_size} and drop_remainder=True")
+                             f"batch_size={batch_size} and drop_remainder={drop_remainder}")
 
     def __len__(self) -> int:
         return len(self._plan)

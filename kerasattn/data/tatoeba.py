@@ -6,7 +6,8 @@ the Tatoeba attribution, and French typography (non-breaking spaces before ``!``
 counts malformed lines (or raises in strict mode), normalises both sides like the rest of
 the kit (:func:`kerasattn.data.normalize`), filters by length, optionally removes
 duplicates, and splits deterministically into train / valid / test, keeping every
-translation of one English sentence in the same split.
+translation of one source sentence (English, or the other language with ``reverse``) in the
+same split.
 """
 from __future__ import annotations
 
@@ -182,7 +183,8 @@ def resolve_data(value: str, cache_dir: str | None = None, verbose: bool = True)
                      f"'fra', 'deu' or 'jpn' (those are downloaded from manythings.org)")
 
 
-def _read_bytes(path: Path) -> bytes:
+def _pick_file(path: Path) -> Path:
+    """``path``, or for a directory the ``.txt`` it holds (``fra.txt`` first)."""
     if not path.exists():
         raise ValueError(f"path: no such file {str(path)!r}; pass a manythings/Tatoeba file "
                          f"(fra.txt or fra-eng.zip) or use kerasattn.data.builtin_corpus()")
@@ -191,6 +193,11 @@ def _read_bytes(path: Path) -> bytes:
         if not candidates:
             raise ValueError(f"path: directory {str(path)!r} holds no .txt file")
         path = next((c for c in candidates if c.name == _MEMBER), candidates[0])
+    return path
+
+
+def _read_bytes(path: Path) -> bytes:
+    path = _pick_file(path)
     if zipfile.is_zipfile(path):
         with zipfile.ZipFile(path) as zf:
             names = [n for n in zf.namelist() if n.endswith(".txt") and "_about" not in n]
@@ -284,7 +291,7 @@ def load_tatoeba(path: str | os.PathLike | None = None, url: str = DEFAULT_URL,
         lang: the other language's manythings.org code (``"fra"``, ``"jpn"``...), which
             decides its normalisation (French elisions are split only for ``"fra"``);
             default: read from the file name (``jpn-eng.zip``, ``jpn.txt``,
-            ``jpn-eng-sample.txt``), else ``"fra"``.
+            ``jpn-eng-sample.txt``; for a directory, the ``.txt`` it reads), else ``"fra"``.
 
     Returns:
         The corpus; ``corpus.report`` (also ``corpus.info["report"]``) is the
@@ -306,7 +313,7 @@ def load_tatoeba(path: str | os.PathLike | None = None, url: str = DEFAULT_URL,
                          f"{valid_fraction} + {test_fraction}")
     if max_length is not None and (not isinstance(max_length, int) or max_length < 1):
         raise ValueError(f"max_length must be None or an int >= 1, received {max_length!r}")
-    file = Path(path) if path is not None else _download(url, cache_dir)
+    file = _pick_file(Path(path) if path is not None else _download(url, cache_dir))
     raw_pairs, report = read_pairs(_read_bytes(file), source=str(file), strict=strict,
                                    swap=reverse)
     lang = lang or _lang_from_name(file.name)
@@ -333,7 +340,8 @@ def load_tatoeba(path: str | os.PathLike | None = None, url: str = DEFAULT_URL,
                          + (f" (max_length={max_length} filtered {report.too_long})"
                             if report.too_long else "")
                          + "; expected lines 'English<TAB>French[<TAB>attribution]'")
-    # split by source sentence so one English sentence never lands in two splits
+    # split by source sentence: one source sentence (English, or the other language with
+    # `reverse`) never lands in two splits
     sources = sorted({s for s, _ in pairs})
     order = np.random.default_rng(seed).permutation(len(sources))
     n_test = int(round(test_fraction * len(sources)))

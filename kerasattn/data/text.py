@@ -1,12 +1,13 @@
 """Text normalisation, word tokenization and detokenization shared by every corpus.
 
-The kit works at the word level, as the course does (d2l's Tatoeba pipeline): lowercase,
-non-breaking spaces replaced by spaces, and a space inserted before punctuation, so that
-``"Va !"`` and ``"Go."`` become ``"va !"`` and ``"go ."``. On the French side an elided
-article or pronoun is split off its word, apostrophe kept on the left (``"l'arbre"`` ->
-``"l' arbre"``, ``"j'aime"`` -> ``"j' aime"``), as the Moses tokenizer does for French: the
-model then learns ``l'`` once instead of one ``l'X`` token per noun. Words such as
-``"aujourd'hui"`` or English ``"don't"`` stay whole.
+Normalisation works on words, as the course does (d2l's Tatoeba pipeline; the word or
+subword tokenizer then runs on the normalised text): lowercase, non-breaking spaces replaced
+by spaces, and a space inserted before punctuation, so that ``"Va !"`` and ``"Go."`` become
+``"va !"`` and ``"go ."``. On the French side an elided article or pronoun is split off its
+word, apostrophe kept on the left (``"l'arbre"`` -> ``"l' arbre"``, ``"j'aime"`` -> ``"j'
+aime"``), as the Moses tokenizer does for French: the model then learns ``l'`` once instead
+of one ``l'X`` token per noun. Words such as ``"aujourd'hui"`` or English ``"don't"`` stay
+whole.
 
 :func:`detokenize` undoes this so that BLEU can be computed by sacrebleu on ordinary text.
 """

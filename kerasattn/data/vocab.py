@@ -66,8 +66,8 @@ class Vocabulary(TokenizerBase):
     Example::
 
         vocab = Vocabulary.build(["the cat .", "the dog ."])
-        vocab.encode("the cat .")            # [4, 5, 6]
-        vocab.decode([4, 5, 6, vocab.EOS, 0])  # "the cat ."
+        vocab.encode("the cat .")            # [5, 6, 4]: "." (2) sorts before "the" (2)
+        vocab.decode([5, 6, 4, vocab.EOS, 0])  # "the cat ."
     """
 
     def __init__(self, tokens: Sequence[str]):

@@ -21,19 +21,27 @@ def _check_positive(name, value):
 
 
 class EpochTimer(keras.callbacks.Callback):
-    """Wall time of each epoch's training pass (stops when validation starts)."""
+    """Wall time of each epoch's training pass (stops when validation starts), and the
+    batches it ran (``batches``: fewer than the epoch's when a budget cut it short)."""
 
     def __init__(self):
         super().__init__()
         self.seconds = []
+        self.batches = []
         self._start = None
+        self._ran = 0
 
     def on_epoch_begin(self, epoch, logs=None):
         self._start = time.perf_counter()
+        self._ran = 0
+
+    def on_train_batch_end(self, batch, logs=None):
+        self._ran = batch + 1  # Keras passes the last step's index (steps_per_execution)
 
     def _stop(self):
         if self._start is not None:
             self.seconds.append(time.perf_counter() - self._start)
+            self.batches.append(self._ran)
             self._start = None
 
     def on_test_begin(self, logs=None):

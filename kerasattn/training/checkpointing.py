@@ -9,7 +9,8 @@ Files written by :class:`TrainingCheckpoint` in ``checkpoint_dir``:
 - ``last.ckpt.npz``: everything needed to resume (model weights, dropout seed states,
   optimizer variables, the early-stopping state with its best weights, the epoch counter and
   the history so far) in ONE file, so the pieces can never come from different epochs;
-- ``best.weights.h5``: the weights with the lowest validation loss so far, in the Keras
+- ``best.weights.h5``: the weights with the lowest monitored loss so far (``val_loss``, or
+  ``loss`` without validation data), in the Keras
   format (``model.load_weights(path)``).
 
 A finished model is saved for translation by :meth:`kerasattn.inference.Translator.save`
@@ -164,8 +165,12 @@ class TrainingCheckpoint(keras.callbacks.Callback):
         if value is not None and float(value) < self.best:
             self.best = float(value)
             atomic_write(self.best_path, self.model.save_weights)
+        # Only early stopping's decision ends a run for good: a time budget or a step limit
+        # also sets `stop_training`, and such a run can be resumed.
+        early_stopped = bool(self.early_stopping is not None
+                             and self.early_stopping.stopped_epoch > 0)
         meta = {"epoch": epoch + 1, "best": self.best, "history": self.history,
-                "stopped": bool(getattr(self.model, "stop_training", False))}
+                "early_stopped": early_stopped}
         extra = None
         if self.early_stopping is not None:
             meta["early_stopping"] = self.early_stopping.get_state()
@@ -176,8 +181,8 @@ class TrainingCheckpoint(keras.callbacks.Callback):
 class ResumableEarlyStopping(keras.callbacks.EarlyStopping):
     """``keras.callbacks.EarlyStopping`` whose progress can be saved and restored.
 
-    Monitors ``val_loss`` (lower is better) and always restores the best weights at the end
-    of training, whether or not it stopped early.
+    Monitors ``monitor`` (default ``val_loss``; lower is better) and always restores the
+    best weights at the end of training, whether or not it stopped early.
 
     Args:
         patience: epochs without improvement before stopping.

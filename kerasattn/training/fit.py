@@ -9,9 +9,11 @@ the same way:
   (:class:`kerasattn.metrics.MaskedSparseCategoricalCrossentropy`), token accuracy with the
   same mask (:class:`kerasattn.metrics.MaskedAccuracy`);
 - optimizer: AdamW (decoupled weight decay, Loshchilov & Hutter 2019) with gradient clipping
-  by global norm (``clipnorm``) and, for Transformer decoders, the warmup schedule of
+  by global norm (``clipnorm``) and, with ``warmup_steps`` (the built-in corpus's settings of
+  the Transformer decoders), the warm-up schedule of
   :class:`kerasattn.training.schedules.TransformerSchedule`;
-- early stopping on validation loss, restoring the best weights at the end;
+- early stopping on the validation loss (the training loss without validation data),
+  restoring the best weights at the end;
 - crash-safe checkpoints (:mod:`kerasattn.training.checkpointing`) and resume;
 - a ``seed`` that makes a run reproducible on a backend: it seeds Python, NumPy and the
   backend (``keras.utils.set_random_seed``) and re-seeds every dropout layer of the model,
@@ -21,9 +23,10 @@ the same way:
 
 Validation uses exactly the masks training uses: the models build their padding and causal
 masks from the token ids inside the graph, so ``model.fit``'s validation pass (``training
-=False``: dropout off, nothing else changes) sees the same masks as the training step, and the
-same loss object scores both. ``tests/test_training.py`` checks that with a zero learning rate
-the training loss and the validation loss on the same data are equal.
+=False``: no dropout, no random position shift, no scheduled sampling or coverage loss; the
+masks are the same) sees the same masks as the training step, and the same loss object scores
+both. ``tests/test_training.py`` checks that with a learning rate of 1e-12, dropout 0 and no
+position shift the training loss and the validation loss on the same data are equal.
 """
 from __future__ import annotations
 
@@ -67,14 +70,14 @@ TOKEN_WEIGHTINGS = ("batch", "corpus")
 
 # Training settings per model for the built-in corpus on a 2-core CPU, used by the lessons
 # and `kerasattn train`; the measurements behind them are in docs/lessons.md ("Why these
-# settings"). GRU decoders: a constant rate (3e-3 single-head, 2e-3 multi-head), batches of
-# 64. Transformer decoders (post-norm): a 200-step warm-up and batches of 32; on a CPU their
-# step is compute-bound (a batch of 32 costs about half a batch of 64), so batches of 32 give
-# about twice the updates per second of the budget. Both peak at 2e-3: with a 4.25-minute
-# budget, `kerasattn train transformer_decoder_on_gru --backend B` scores test BLEU
-# 96.1 / 98.3 / 94.7 (TF / JAX / torch), 92.5 / 92.5 / 88.1 with a peak of 1e-3
-# (under-trained when the budget ends); the `transformer` after 5 epochs on JAX, 95.2
-# against 90.3 (docs/lessons.md).
+# settings"). GRU decoders: a constant rate (3e-3 for seq2seq and bahdanau, no attention or
+# one additive head; 2e-3 multi-head), batches of 64. Transformer decoders (post-norm): a
+# 200-step warm-up and batches of 32; on a CPU their step is compute-bound (a batch of 32
+# costs about half a batch of 64), so batches of 32 give about twice the updates per second
+# of the budget. Both peak at 2e-3: with a 4.25-minute budget, `kerasattn train
+# transformer_decoder_on_gru --backend B` scores test BLEU 96.1 / 98.3 / 94.7 (TF / JAX /
+# torch), 92.5 / 92.5 / 88.1 with a peak of 1e-3 (under-trained when the budget ends); the
+# `transformer` after 5 epochs on JAX, 95.2 against 90.3 (docs/lessons.md).
 RECOMMENDED_TRAINING = {
     "seq2seq": dict(learning_rate=3e-3),
     "bahdanau": dict(learning_rate=3e-3),
@@ -94,14 +97,14 @@ def recommended_training(name: str, backend: str | None = None) -> dict:
         backend: ``"tensorflow"``, ``"jax"`` or ``"torch"`` (default: the current one).
 
     Returns:
-        A new dict: the model's learning rate (and warmup) from ``RECOMMENDED_TRAINING``,
-        and ``bucket``: ``"source"`` on TensorFlow and torch (batches of similar source
-        length: about half the padding; TensorFlow traces one shape-generic step, torch runs
-        eagerly; in the built-in corpus a target's length follows its source's closely, so
-        grouping by source groups both sides, and the lessons' figures are measured with
-        it), False on JAX, where every new batch shape is a new XLA
-        compilation (seconds each: a dozen bucket shapes cost more of a 2-minute budget
-        than the padding they save).
+        A new dict: the model's learning rate (and, for Transformer decoders, warm-up and
+        batch size 32) from ``RECOMMENDED_TRAINING``, and ``bucket``: ``"source"`` on
+        TensorFlow and torch (batches of similar source length: about half the padding;
+        TensorFlow traces one shape-generic step, torch runs eagerly; in the built-in corpus
+        a target's length follows its source's closely, so grouping by source groups both
+        sides, and the lessons' figures are measured with it), False on JAX, where every new
+        batch shape is a new XLA compilation (seconds each: a dozen bucket shapes cost more
+        of a 2-minute budget than the padding they save).
     """
     if name not in RECOMMENDED_TRAINING:
         raise ValueError(f"recommended_training: `name` must be one of "
@@ -279,7 +282,8 @@ class TrainResult:
     Attributes:
         history: per-epoch logs (``loss``, ``masked_accuracy``, ``val_loss``...), including
             epochs of a run this one resumed.
-        epochs_run: epochs completed in total (resumed ones included).
+        epochs_run: epochs run in total (resumed ones included; one a budget cut short
+            counts).
         initial_epoch: the epoch this call started from (> 0 after a resume).
         best_epoch: 1-based epoch with the lowest monitored loss; with early stopping its
             weights are the model's weights when :func:`train` returns (without, the last
@@ -290,7 +294,8 @@ class TrainResult:
         train_seconds: wall time of the training passes of this call (validation excluded,
             first-epoch compilation included).
         target_tokens_per_epoch: non-pad label tokens in one epoch (None for a dataset).
-        tokens_per_second: training throughput in target tokens/s over this call.
+        tokens_per_second: training throughput in target tokens/s over this call (an epoch
+            a budget cut short counts the share of its batches it ran).
         checkpoint_dir: where checkpoints were written, or None.
         keras_history: the ``keras.callbacks.History`` of this call's ``fit``.
         torch_threads: torch's intra-op threads during ``fit`` (None on other backends).
@@ -356,12 +361,13 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
             ``seed + e``, so a resumed run sees the same order as an uninterrupted one).
         bucket: batch pairs of similar length together and trim each batch to its longest
             row (rounded up to ``pad_multiple``): less padding, a few more shapes to
-            compile on JAX and TensorFlow. True (or ``"target"``) groups by target length,
+            compile on JAX (TensorFlow traces one shape-generic step; torch runs
+            eagerly). True (or ``"target"``) groups by target length,
             then source length; ``"source"`` by source length only (see
             :func:`kerasattn.data.batch_plan`). Batches are made by
             ``kerasattn.data.TranslationDataset``.
         pad_multiple: with ``bucket``, batch widths are multiples of this (larger: fewer
-            distinct shapes to trace or compile, more padding).
+            distinct shapes for JAX to compile, more padding).
         torch_threads: torch backend only: intra-op threads while training (restored
             after); ``"auto"`` uses the cores not already busy
             (:func:`kerasattn.backend_utils.auto_torch_threads`), an int sets it, None
@@ -460,7 +466,7 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
             if resume and os.path.exists(last):
                 meta, resume_best = checkpointing.load_training_state(last, model)
                 initial_epoch = int(meta["epoch"])
-                done = bool(meta.get("stopped")) or initial_epoch >= epochs
+                done = bool(meta.get("early_stopped")) or initial_epoch >= epochs
                 if early is not None and "early_stopping" in meta:
                     early.set_state(meta["early_stopping"], resume_best)
         timer = EpochTimer()
@@ -512,6 +518,11 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
     tokens = int(np.sum(y != pad_id)) if y is not None else None
     seconds = float(sum(timer.seconds))
     n_run = len(timer.seconds)
+    epochs_trained = float(n_run)  # in whole epochs: a cut epoch counts the batches it ran
+    n_batches = len(x) if tokens and hasattr(x, "__len__") and not isinstance(x, dict) \
+        else None
+    if n_batches:
+        epochs_trained = sum(min(b, n_batches) / n_batches for b in timer.batches)
     return TrainResult(
         history=history,
         epochs_run=len(monitored) if monitored else initial_epoch + n_run,
@@ -519,9 +530,10 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
         best_epoch=best_epoch,
         best_loss=float(monitored[best_epoch - 1]) if best_epoch else None,
         stopped_early=bool(early is not None and early.stopped_epoch > 0) or
-        bool(meta.get("stopped")),
+        bool(meta.get("early_stopped")),
         train_seconds=seconds,
         target_tokens_per_epoch=tokens,
-        tokens_per_second=(tokens * n_run / seconds) if tokens and seconds > 0 else None,
+        tokens_per_second=(tokens * epochs_trained / seconds) if tokens and seconds > 0
+        else None,
         checkpoint_dir=None if checkpoint_dir is None else os.path.abspath(checkpoint_dir),
         keras_history=keras_history, torch_threads=used_threads)

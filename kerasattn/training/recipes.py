@@ -18,9 +18,12 @@ settings its lessons are measured with). A real corpus gets these rules:
   grouped by target length, then source length, each as wide as its longest pair; on JAX,
   where every width compiles the train step once, only from :data:`JAX_BUCKET_PAIRS` pairs,
   with widths rounded up to a multiple of :data:`JAX_PAD_MULTIPLE` (16);
-- a constant learning rate, no warm-up (1e-3 for Transformer decoders, 3e-3 for the
-  single-head GRU decoders, 2e-3 for the others): a run of minutes never reaches the useful
-  range of the inverse-square-root decay, and a warm-up only delays learning. The linear
+- a constant learning rate, no warm-up (1e-3 for Transformer decoders, 3e-3 for ``seq2seq``
+  and ``bahdanau``, 2e-3 for the multi-head GRU decoders): a run of minutes never reaches
+  the useful range of the inverse-square-root decay, and with corpus token weighting a
+  warm-up to 2e-3 scored the same as the constant 1e-3 (30.2 against 30.5 BLEU, records
+  ``fra_short_transformer_torch_tokw_warm200.json`` / ``..._torch_tokw.json``), so the
+  recipe keeps the simpler constant rate. The linear
   decay to 0 at the end of the budget (``training.TimeBudget(seconds, anneal=True)``, Li et
   al., 2020) is off: its figures and commands are in docs/data.md ("Recipes chosen from the
   data");
@@ -35,15 +38,14 @@ settings its lessons are measured with). A real corpus gets these rules:
   (without any it over-fits and early stopping ends it) but trains without label smoothing
   or clipping, and, on batches grouped by length, with every target token weighing the
   same in the loss (``token_weighting="corpus"`` of :func:`kerasattn.training.train`).
-  Measured with
-  ``python benchmarks/bench_real_data.py FILE``, ``transformer``, one run each (the figures
-  of one item on the same code and machine; docs/data.md has the current tables):
+  Measured with ``python benchmarks/bench_real_data.py FILE``, ``transformer``, one run
+  each (the figures of one item on the same code and machine):
 
   - ``jpn-eng.txt --reverse --budget 150 --backend jax``: BLEU 6.0 without dropout, 1.7 with
     ``--set model.dropout=0.1``;
   - ``jpn-eng.txt --budget 240 --backend torch`` (English to Japanese): BLEU 9.8 without label
     smoothing or clipping, 8.4 with ``--set label_smoothing=0.1``, 8.6 with ``--set
-    clipnorm=1.0``;
+    clipnorm=1.0`` (these two Japanese items have no JSON record);
   - the gettext English-French pairs of at most 8 words a side (``fra_short.txt``, 11,377
     training pairs, about 10 passes in 240 s by the estimate), ``--budget 240 --backend
     torch``: BLEU 24.6 with ``--set model.dropout=0.2 --set label_smoothing=0.1 --set
@@ -51,7 +53,7 @@ settings its lessons are measured with). A real corpus gets these rules:
     model.dropout=0 --set label_smoothing=0 --set clipnorm=null``; early stopping after 10
     epochs), 28.5 with ``--set model.dropout=0.1 --set label_smoothing=0 --set
     clipnorm=null``, 30.5 with that and ``--set token_weighting=corpus`` (records in
-    docs/measured/recipe_trials/; docs/data.md lists every trial);
+    docs/measured/recipe_trials/, tabulated in docs/data.md);
 - recurrent layers 128 wide from 10,000 pairs; ``bahdanau`` projects to the vocabulary
   through ``output_units`` equal to its units (the projection from `[s_t; c_t]` to
   thousands of subwords is most of its arithmetic);
@@ -86,18 +88,17 @@ SHORT_RUN_EPOCHS = 20
 #: From this many training pairs, JAX trains on batches of similar length too (each batch
 #: width is one XLA compilation of the train step; ``jpn-eng.txt``, Japanese to English,
 #: 39,393 pairs, 240 s, ``transformer``: 7 widths, 4,598 target tokens/s against 3,981 with
-#: every batch padded to the longest pair).
+#: every batch padded to the longest pair; a run without a JSON record).
 JAX_BUCKET_PAIRS = 10000
 #: On JAX, batch widths are rounded up to a multiple of this: each (source, target) width
 #: pair compiles the train step once (seconds for a Transformer). With training pairs capped
 #: near 30 tokens, multiples of 16 make about half as many batch shapes as multiples of 8,
-#: for about a third more padding. Measured on
-#: gettext English-French pairs of at most 8 words a side (``fra_short.txt``), ``bench_real_data.py
-#: fra_short.txt --budget 240 --models transformer --backend jax``: first epoch 101 s and 8
-#: epochs, BLEU 22.7, with multiples of 8 (short test runs at nice 19 overlapped that first
-#: epoch); first epoch 50 s and 10 epochs, BLEU 27.5, with
-#: ``--set pad_multiple=16``; 56 s, 6 epochs and 27.3 with one width for every batch
-#: (``--set bucket=false``: 30 tokens wide, 36-41 s per full epoch).
+#: for about a third more padding. Measured on gettext English-French pairs of at most 8
+#: words a side (``fra_short.txt``), ``bench_real_data.py fra_short.txt --budget 240
+#: --models transformer --backend jax``, one day, nothing else running: first epoch 66 s,
+#: 15 epochs, BLEU 31.0 with ``--set pad_multiple=8``, against 37 s, 15 epochs and 31.9 with
+#: 16 (records ``recipe_trials/fra_short_transformer_day3_jax_pm8.json``,
+#: ``real_data/fra_short_jax.json``): the compilation saved, not BLEU, is the reason.
 JAX_PAD_MULTIPLE = 16
 #: The `transformer`'s feed-forward width as a multiple of ``d_model`` where the budget
 #: allows 6 to under 20 passes (Vaswani et al. use 2048 / 512 = 4; the model's default is
@@ -106,9 +107,10 @@ JAX_PAD_MULTIPLE = 16
 #: model.d_ff=512``: BLEU 33.5 against 31.6 with 256) and checked on the held-out Spanish
 #: pairs (``spa_short.txt``: 38.7 against 35.8 on torch).
 FFN_MULTIPLE = 4
-#: Training throughput assumed for the estimate, in target tokens per second: about what
-#: the kit's models reach on a 2-core laptop CPU (``bench_real_data.py`` prints the
-#: measured figure). A GPU is assumed ten times faster.
+#: Training throughput assumed for the estimate, in target tokens per second: a
+#: conservative figure for a busy 2-core laptop CPU (the records of ``bench_real_data.py``
+#: on a 2-core server CPU range from about 2,900 to 15,700, median about 7,100, so a fast
+#: machine fits more passes than estimated). A GPU is assumed ten times faster.
 CPU_TOKENS_PER_SECOND = 5000
 #: What a recipe decides, each with its reason (:attr:`Recipe.reasons`).
 DECISIONS = ("tokenizer", "vocab", "max_train_tokens", "bucket", "optimizer",
@@ -212,7 +214,8 @@ def recipe_for(model_name: str, stats: dict, backend: str | None = None,
         tokenizer: ``"word"`` or ``"subword"`` to override the choice, or None.
         budget_seconds: the wall-clock training budget, or None (epochs and early
             stopping end training).
-        gpu: whether training runs on a GPU (default: whether Keras lists one).
+        gpu: whether training runs on a GPU (default: whether the backend computes on an
+            accelerator).
 
     Returns:
         A :class:`Recipe`. For the built-in corpus ``recipe.train`` is
@@ -244,8 +247,10 @@ def recipe_for(model_name: str, stats: dict, backend: str | None = None,
     max_train_tokens = None
     # batching and optimisation
     batch_size = 32 if n < 2000 else 64
-    # the built-in corpus's rates by decoder kind (training.RECOMMENDED_TRAINING); on
+    # GRU decoders: the built-in corpus's rates (training.RECOMMENDED_TRAINING); on
     # jpn-eng.txt (150 s, JAX, no dropout) bahdanau reaches BLEU 5.5 at 3e-3, 3.5 at 2e-3
+    # (a run without a JSON record). Transformer decoders: 1e-3 constant, no warm-up (the
+    # module docstring)
     learning_rate = (1e-3 if model_name in _TRANSFORMER_DECODERS
                      else 3e-3 if model_name in ("seq2seq", "bahdanau") else 2e-3)
     dropout = 0.3 if n < 5000 else (0.2 if n < 20000 else 0.1)
@@ -374,7 +379,8 @@ def choose_tokenizer(stats: dict, tokenizer: str | None = None) -> tuple[str, di
     if kind == "subword":
         size = int(min(8000, max(1000, round(n / 5, -2))))
         vocab = dict(vocab_size=size)
-        vocab_why = f"{size} subword pieces per side at most ({n:,} training pairs)"
+        vocab_why = (f"about {size} subword pieces per side, more if a side has more "
+                     f"distinct characters ({n:,} training pairs)")
     else:
         min_freq = 2 if n >= 5000 else 1
         vocab = dict(min_freq=min_freq)

@@ -59,6 +59,10 @@ class TransformerSchedule(keras.optimizers.schedules.LearningRateSchedule):
         if isinstance(d_model, bool) or not isinstance(d_model, int) or d_model < 1:
             raise ValueError("TransformerSchedule.from_d_model: `d_model` must be an int "
                              f">= 1; received d_model={d_model!r}.")
+        if isinstance(warmup_steps, bool) or not isinstance(warmup_steps, int) \
+                or warmup_steps < 1:
+            raise ValueError("TransformerSchedule.from_d_model: `warmup_steps` must be an int "
+                             f">= 1; received warmup_steps={warmup_steps!r}.")
         return cls((d_model * warmup_steps) ** -0.5, warmup_steps)
 
     def __call__(self, step):
