@@ -19,7 +19,8 @@ What to fill in: the three functions ``dot_scores``, ``softmax`` and ``context_v
 ``attend_noir`` glues them together for the course notes' numbers (already written).
 
 Hints:
-    * ``ops.matmul(h_enc, s_prev)`` multiplies a `(T, d)` matrix by a `(d,)` vector.
+    * All T dot scores at once are one matrix-vector product: the `(T, d)` states times
+      the `(d,)` query give `(T,)` scores.
     * Subtract the maximum score before ``ops.exp``: softmax is unchanged by a shift and
       the exponentials cannot overflow. Do the softmax yourself here (no ``ops.softmax``):
       this exercise is about seeing each step.

@@ -22,9 +22,10 @@ What to fill in:
        and ``get_config`` are written for you.
 
 Hints:
-    * ``context_vector``: `(B, T)` weights against `(B, T, d_k)` states. Either give the
-      weights a middle axis, ``ops.matmul(weights[:, None, :], h_enc)`` -> `(B, 1, d_k)`,
-      and drop it again, or use ``ops.einsum("bt,btd->bd", ...)``.
+    * ``context_vector``: `(B, T)` weights against `(B, T, d_k)` states, summed over T.
+      A batched matrix product does it once the weights have a middle axis of size 1
+      (`(B, 1, T)` times `(B, T, d_k)` is `(B, 1, d_k)`; drop that axis again); an
+      ``ops.einsum`` that sums over the shared t works too.
     * Keras fills ``memory_mask`` automatically when ``memory`` carries a Keras mask,
       because the argument is named ``<arg>_mask``.
     * Every weight must receive a gradient: ``W_q``, ``W_k`` and ``v`` must all be used.

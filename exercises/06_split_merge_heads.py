@@ -24,7 +24,7 @@ Hints:
       but mixes positions into heads: head 0 would see the first T/h
       positions of the *sequence* (the first half when h = 2).
     * ``ops.shape(x)`` gives the sizes; ``-1`` in ``ops.reshape`` lets Keras infer one.
-    * ``ops.transpose(x, (0, 2, 1, 3))`` swaps axes 1 and 2.
+    * ``ops.transpose`` takes the new order of the axes: keep 0 and 3, swap 1 and 2.
 
 What you may use: ``keras.ops``.
 What you may NOT use (the grader watches every call while your code runs, however a name is

@@ -38,13 +38,15 @@ Shapes (symbols): ``B`` sentences, ``K`` beams, ``V`` vocabulary.
 What to fill in: ``beam_search_step``.
 
 Hints:
-    * Candidate scores: ``beam_scores[:, :, None] + next_log_probs`` -> `(B, K, V)`;
-      for finished beams replace that row by ``beam_scores`` at ``eos_id`` and -1e9 elsewhere
-      (``ops.where`` with ``finished[:, :, None]`` and ``ops.one_hot(eos_id, V)``).
-    * Candidate lengths: ``beam_lengths + 1`` where unfinished, unchanged where finished.
-    * Flatten to `(B, K*V)`, take ``ops.top_k(rank, k=K)``; the flat index ``i`` is beam
-      ``i // V`` and token ``i % V``.
-    * Gather the kept candidates' scores/lengths/finished with ``ops.take_along_axis``.
+    * Every candidate's score is its beam's score plus the token's log-probability: give
+      the `(B, K)` scores a trailing axis and they broadcast against `(B, K, V)`. A
+      finished beam's row is different: its score at ``eos_id``, -1e9 elsewhere
+      (``ops.where`` chooses row by row).
+    * A candidate is one token longer than its beam, unless the beam is finished.
+    * Rank all ``K * V`` candidates of a sentence together (one flat axis), keep the best
+      ``K``, and turn each flat index back into (beam, token).
+    * The kept candidates' scores, lengths and flags are gathered with those indices;
+      ``kerasattn hint 12`` has more, step by step.
 
 What you may use: ``keras.ops``.
 What you may NOT use (the grader watches every call while your code runs, however a name is

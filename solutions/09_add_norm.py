@@ -27,8 +27,8 @@ What to fill in:
        ``__init__``, ``build`` (weights "gamma" and "beta") and ``get_config`` are given.
 
 Hints:
-    * ``ops.mean(x, axis=-1, keepdims=True)`` and ``ops.var(...)``: keep the axis so the
-      statistics broadcast back over the features.
+    * The mean and the variance are taken over the feature axis (the last); keep that
+      axis (``keepdims``) so the statistics broadcast back over the features.
     * epsilon goes *inside* the square root.
     * The residual adds the sublayer's *input* ``x``: ``norm(x + y)``, not ``norm(y)``
       (no residual) and not ``x + norm(y)`` (the sublayer's output normalised on its own).

@@ -11,7 +11,9 @@ The self-attention must be causal (position i sees target positions <= i) and mu
 padded target positions; the cross-attention must ignore padded *source* positions. Both
 take the target padding mask as their query mask too, so a padded target position attends
 to nothing (its attention output is only the output projection's bias), as in the kit's
-block; the grader checks that row as well.
+block; the grader checks that row as well. ``AddNorm(x, y)`` takes the residual first and
+the sublayer's output second (its dropout acts on ``y`` while training): the grader checks
+that order in training, with dropout.
 
 Shapes (symbols): ``B`` batch, ``T`` target length, ``S`` source length, ``d_model``.
 

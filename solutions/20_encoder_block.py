@@ -30,9 +30,10 @@ What to fill in:
 
 The grader loads its own weights and compares the FFN and the block with a float64 NumPy
 reference; it checks that the FFN treats each position on its own, that padded positions
-change nothing at the real ones, and that every weight receives a gradient (except the
-self-attention's key bias: it shifts every key's score for a query alike, which the
-softmax ignores).
+change nothing at the real ones, that each ``AddNorm`` gets the residual first and the
+sublayer's output second (its dropout acts on the second, checked in training), and that
+every weight receives a gradient (except the self-attention's key bias: it shifts every
+key's score for a query alike, which the softmax ignores).
 
 Hints:
     * ``ops.matmul`` applies a `(d_model, d_ff)` matrix at every position of a

@@ -32,9 +32,10 @@ What to fill in: ``SelfAttentionGRUDecoder.call``. ``__init__`` builds the subla
 
 The grader loads its own weights and compares the GRU states with a float64 NumPy
 reference; it checks that changing later target positions leaves earlier states
-unchanged, that padded source positions change nothing, and that every weight receives a
-gradient (the attention key biases excepted: a key bias shifts every key's score for a
-query alike, which the softmax ignores).
+unchanged, that padded source positions change nothing, that each ``AddNorm`` gets the
+residual first and the sublayer's output second (its dropout acts on the second, checked in
+training), and that every weight receives a gradient (the attention key biases excepted: a
+key bias shifts every key's score for a query alike, which the softmax ignores).
 
 Hints:
     * ``MultiHeadCross`` is called as ``mha(query, value, value_mask=...,

@@ -70,6 +70,16 @@ CHECK_MUTATIONS = [
      "# X = sqrt(d) Embed(y_in) + PE\n", "", "the decoder adds positional encodings"),
     ("09_add_norm", "        y = self.dropout(y, training=training)  # (B, T, D)\n", "",
      "in training, dropout acts on y only"),
+    # AddNorm's arguments swapped: the same numbers without dropout, not while training
+    ("10_decoder_block", "self.add_norm_1(x, a1, training=training)",
+     "self.add_norm_1(a1, x, training=training)",
+     "each AddNorm takes the residual first (dropout on the sublayer's output)"),
+    ("20_encoder_block", "self.add_norm_1(h, a, training=training)",
+     "self.add_norm_1(a, h, training=training)",
+     "each AddNorm takes the residual first (dropout on the sublayer's output)"),
+    ("21_self_attention_gru_decoder", "self.add_norm_1(x, a1, training=training)",
+     "self.add_norm_1(a1, x, training=training)",
+     "each AddNorm takes the residual first (dropout on the sublayer's output)"),
 ]
 
 # Known mistakes in the week-4 exercises 16 and 18, in the same form.
@@ -114,12 +124,13 @@ def grade_course(tmp_path_factory) -> dict:
 
     Returns:
         ``backend``, ``result`` (the grader's dict) and ``by_folder``: ``solutions`` and
-        ``exercises`` (stem -> exercise result), ``mutant`` (stem -> result, one per entry
-        of MUTATIONS), ``check`` (stem -> result, one per entry of CHECK_MUTATIONS),
+        ``exercises`` (stem -> exercise result), ``mutant`` (index into MUTATIONS -> result:
+        one exercise may have several), ``check`` (stem -> result, one per entry of
+        CHECK_MUTATIONS),
         ``lab`` (index into LAB_MUTATIONS -> result) and ``broken`` (the broken exercise
         15).
     """
-    files = [_mutant(tmp_path_factory, f"mutant{k}", stem, old, new)
+    files = [_mutant(tmp_path_factory, f"mutant{k}_", stem, old, new)
              for k, (stem, old, new, _) in enumerate(MUTATIONS)]
     files += [_mutant(tmp_path_factory, f"lab{k}_", *LAB_MUTATIONS[k][:3]) for k in LAB_HERE]
     files += [_mutant(tmp_path_factory, f"check{k}_", stem, old, new)
@@ -138,6 +149,9 @@ def grade_course(tmp_path_factory) -> dict:
         if folder.startswith("lab"):
             by_folder["lab"][int(folder[3:].split("_")[0])] = ex
             continue
-        key = next((k for k in ("mutant", "broken", "check") if folder.startswith(k)), folder)
+        if folder.startswith("mutant"):
+            by_folder.setdefault("mutant", {})[int(folder[6:].split("_")[0])] = ex
+            continue
+        key = next((k for k in ("broken", "check") if folder.startswith(k)), folder)
         by_folder.setdefault(key, {})[ex["exercise"]] = ex
     return {"backend": backend, "result": result, "by_folder": by_folder}

@@ -297,7 +297,8 @@ def test_lesson_help_states_lesson_06s_own_budget_as_its_script_sets_it(capsys):
     code = scripts.lesson_path(6).read_text()
     minutes = re.search(r"lesson_minutes=([\d.]+),", code).group(1)
     data_minutes = re.search(r"data_minutes=([\d.]+)\)", code).group(1)
+    shares = re.search(r"n_models=(\d+),", code).group(1)
     with pytest.raises(SystemExit):
         cli.build_parser().parse_args(["lesson", "6", "--help"])
     text = " ".join(capsys.readouterr().out.split())
-    assert f"lesson 6: {minutes}, {data_minutes} with --data" in text
+    assert f"lesson 6: {minutes} in all ({shares} shares), {data_minutes} with --data" in text

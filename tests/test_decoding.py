@@ -216,7 +216,7 @@ def test_length_penalty_formulas():
     assert length_penalty(7, 0.6, "gnmt") == pytest.approx(((5 + 7) / 6) ** 0.6)
     assert length_penalty(7, 0.75, "power") == pytest.approx(7 ** 0.75)
     assert length_penalty(7, 0.0) == 1.0
-    with pytest.raises(ValueError, match="length_penalty.*received length_penalty='x'"):
+    with pytest.raises(ValueError, match="length_penalty_kind.*received length_penalty_kind='x'"):
         length_penalty(3, 0.6, "x")
 
 

@@ -12,7 +12,7 @@ from kerasattn import _env, backend_utils
 def test_select_backend_refuses_a_second_backend_once_keras_is_imported(monkeypatch):
     current = keras.backend.backend()
     other = next(b for b in _env.BACKENDS if b != current)
-    monkeypatch.setattr(_env, "check_backend", lambda name: name)
+    monkeypatch.setattr(_env, "check_backend", lambda name, source="--backend": name)
     with pytest.raises(_env.UsageError, match=f"already imported with backend '{current}'"):
         _env.select_backend(other)
     monkeypatch.setenv("KERAS_BACKEND", current)

@@ -114,10 +114,10 @@ def test_every_solution_scores_full_marks(graded):
         assert ex["score"] == ex["max_score"], (stem, backend, _failures(ex))
 
 
-@pytest.mark.parametrize("mutation", MUTATIONS, ids=[m[0] for m in MUTATIONS])
-def test_known_mistake_loses_points_and_is_named(graded, mutation):
-    stem, _, _, name = mutation
-    ex = graded[2]["mutant"][stem]
+@pytest.mark.parametrize("index", range(len(MUTATIONS)), ids=[m[0] for m in MUTATIONS])
+def test_known_mistake_loses_points_and_is_named(graded, index):
+    stem, _, _, name = MUTATIONS[index]
+    ex = graded[2]["mutant"][index]
     assert ex["status"] == "graded", ex["messages"]
     assert 0 <= ex["score"] < ex["max_score"]
     messages = " ".join(m for _, m in _failures(ex))

@@ -88,7 +88,49 @@ def run(student, inputs):
     out_future = call(_tensor(inputs["x_future"]))
     probe = _tensor(np.linspace(-1, 1, B * T * D).reshape(B, T, D))
     grads = trainable_gradients(block, lambda: ops.sum(call(x) * probe))
-    return {"out": out, "out_future": out_future, **{f"grad/{k}": g for k, g in grads.items()}}
+    return {"out": out, "out_future": out_future,
+            "zero_sublayers": _zero_sublayers(student, inputs, x, mem, dec_mask, enc_mask),
+            **{f"grad/{k}": g for k, g in grads.items()}}
+
+
+def _zero_sublayers(student, inputs, x, mem, dec_mask, enc_mask):
+    """The block with dropout 0.5, in training, with every sublayer's output projection set
+    to 0: each AddNorm(x, y) then gets y = 0, and only the residual passes. (The grader runs
+    each call compiled on JAX: a stateless scope keeps the dropout's seed state in it.)"""
+    import keras
+    from keras import ops
+
+    block = student.TransformerDecoderBlock(D, H, D_FF, dropout=0.5)
+    kw = dict(decoder_padding_mask=dec_mask, encoder_padding_mask=enc_mask)
+    block(x, mem, **kw)  # build
+    _assign(block, inputs)
+    for sub in (block.self_attention.output_dense, block.cross_attention.output_dense,
+                block.ffn.dense_2):
+        sub.kernel.assign(ops.zeros_like(sub.kernel))
+        sub.bias.assign(ops.zeros_like(sub.bias))
+    with keras.StatelessScope():
+        return block(x, mem, training=True, **kw)
+
+
+def _residual_first(outputs, inputs):
+    """AddNorm(x, Sublayer(x)): with every sublayer output 0 the block is three LayerNorms of
+    X, even in training; AddNorm(Sublayer(x), x) would drop out X itself."""
+    from kerasattn.reference import layer_norm
+
+    got, w = outputs["zero_sublayers"], _weights(inputs)
+    want = inputs["x"]
+    for n in NORMS:
+        want = layer_norm(want, **w[n])
+    if got.shape != want.shape:
+        return f"the block's output has shape {got.shape}, expected {want.shape}"
+    diff = float(np.abs(got - want).max())
+    if diff > 1e-4:
+        return ("with every sublayer's output 0 and dropout 0.5 in training, each AddNorm must "
+                "give LayerNorm of its residual input, so the block gives "
+                "LayerNorm(LayerNorm(LayerNorm(X))); got a difference of "
+                f"{diff:.3g}: pass the residual first and the sublayer's output second, "
+                "add_norm(x, sublayer_output), so dropout acts on the sublayer's output")
+    return None
 
 
 def _ref(inputs, **kw):
@@ -162,7 +204,7 @@ SPEC = Spec(
                "keras_hub", "keras_nlp"],
     cases=[Case("block", build, run, expected)],
     checks=[
-        Compare("output matches the reference block", case="block", output="out", points=5,
+        Compare("output matches the reference block", case="block", output="out", points=4,
                 variants=[
                     Variant("causal mask missing in the self-attention", _no_causal,
                             "Pass use_causal_mask=True to the self-attention."),
@@ -182,5 +224,7 @@ SPEC = Spec(
                                  what="causality"), points=3),
         GradientCheck("every weight of the block receives a gradient", case="block",
                       points=2),
+        Property("each AddNorm takes the residual first (dropout on the sublayer's output)",
+                 case="block", fn=_residual_first, points=1),
     ],
 )

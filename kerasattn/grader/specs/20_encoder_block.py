@@ -132,7 +132,46 @@ def run_block(student, inputs):
     # The key bias's true gradient is zero (the softmax ignores it): GradientCheck exempts it.
     return {"out": ops.convert_to_numpy(call("x")) * real,
             "out_padded": ops.convert_to_numpy(call("x_padded")) * real,
+            "zero_sublayers": ops.convert_to_numpy(_zero_sublayers(student, inputs, mask)) * real,
             **{f"grad/{k}": g for k, g in grads.items()}}
+
+
+def _zero_sublayers(student, inputs, mask):
+    """The block with dropout 0.5, in training, with both sublayers' output projections set
+    to 0: each AddNorm(x, y) then gets y = 0, and only the residual passes. (The grader runs
+    each call compiled on JAX: a stateless scope keeps the dropout's seed state in it.)"""
+    import keras
+    from keras import ops
+
+    block = student.TransformerEncoderBlock(D, H, D_FF, dropout=0.5)
+    x = _tensor(inputs["x"])
+    block(x, padding_mask=mask)  # build
+    _assign(block, inputs)
+    out = block.attention.output_dense
+    for weight in (out.kernel, out.bias, block.ffn.W2, block.ffn.b2):
+        weight.assign(ops.zeros_like(weight))
+    with keras.StatelessScope():
+        return block(x, padding_mask=mask, training=True)
+
+
+def _residual_first(outputs, inputs):
+    """AddNorm(x, Sublayer(x)): with both sublayer outputs 0 the block is two LayerNorms of
+    H, even in training; AddNorm(Sublayer(x), x) would drop out H itself."""
+    from kerasattn.reference import layer_norm
+
+    got, w = outputs["zero_sublayers"], _weights(inputs)
+    want = layer_norm(layer_norm(inputs["x"], **w["norm1"]), **w["norm2"])
+    want = want * np.asarray(inputs["mask"], bool)[:, :, None]  # padded rows are not graded
+    if got.shape != want.shape:
+        return f"the block's output has shape {got.shape}, expected {want.shape}"
+    diff = float(np.abs(got - want).max())
+    if diff > 1e-4:
+        return ("with both sublayers' outputs 0 and dropout 0.5 in training, each AddNorm must "
+                "give LayerNorm of its residual input, so the block gives "
+                "LayerNorm(LayerNorm(H)); got a difference of "
+                f"{diff:.3g}: pass the residual first and the sublayer's output second, "
+                "add_norm(h, sublayer_output), so dropout acts on the sublayer's output")
+    return None
 
 
 def _block(inputs, ffn_input="z", residual="z", mask=True):
@@ -192,7 +231,7 @@ SPEC = Spec(
                  fn=P.same_where("out", "out_other", keep_input="untouched",
                                  what="position-wise"), points=1),
         Compare("block output H' = AddNorm(Z, FFN(Z)) at the real positions", case="block",
-                output="out", points=4, variants=[
+                output="out", points=3, variants=[
                     Variant("FFN applied to H instead of Z", lambda i: _block(i, ffn_input="x"),
                             "The FFN reads Z, the output of the first AddNorm."),
                     Variant("second residual adds H instead of Z",
@@ -205,5 +244,7 @@ SPEC = Spec(
                  case="block", fn=P.same_where("out", "out_padded", atol=1e-4), points=1),
         GradientCheck("every weight of the block receives a gradient, except the key bias, "
                       "which the softmax ignores", case="block", points=1),
+        Property("each AddNorm takes the residual first (dropout on the sublayer's output)",
+                 case="block", fn=_residual_first, points=1),
     ],
 )

@@ -93,7 +93,49 @@ def run(student, inputs):
     grads = trainable_gradients(decoder, lambda: ops.sum(call() * probe))
     return {"states": call(), "states_future": call(x="x_future"),
             "states_src_padded": call(memory="memory_padded"),
+            "zero_sublayers": _zero_sublayers(student, inputs, s0, enc_mask),
             **{f"grad/{k}": g for k, g in grads.items()}}
+
+
+def _zero_sublayers(student, inputs, s0, enc_mask):
+    """The decoder with dropout 0.5, in training, with both attentions' output projections
+    set to 0: each AddNorm(x, y) then gets y = 0, and only the residual passes. (The grader
+    runs each call compiled on JAX: a stateless scope keeps the dropout's seed state in
+    it.)"""
+    import keras
+    from keras import ops
+
+    decoder = student.SelfAttentionGRUDecoder(D, H, U, dropout=0.5)
+    x, memory = _tensor(inputs["x"]), _tensor(inputs["memory"])
+    decoder(x, memory, s0, encoder_padding_mask=enc_mask)  # build
+    _assign(decoder, inputs)
+    for sub in (decoder.self_attention.output_dense, decoder.cross_attention.output_dense):
+        sub.kernel.assign(ops.zeros_like(sub.kernel))
+        sub.bias.assign(ops.zeros_like(sub.bias))
+    with keras.StatelessScope():
+        return decoder(x, memory, s0, encoder_padding_mask=enc_mask, training=True)
+
+
+def _residual_first(outputs, inputs):
+    """AddNorm(x, Sublayer(x)): with both attention outputs 0 the GRU reads
+    LayerNorm(LayerNorm(X)), even in training; AddNorm(Sublayer(x), x) would drop out X."""
+    from kerasattn.reference import gru, layer_norm
+
+    got, w = outputs["zero_sublayers"], _weights(inputs)
+    z = layer_norm(layer_norm(inputs["x"], **w["norm1"]), **w["norm2"])
+    g = w["gru"]
+    want = np.stack([gru(z[b], g["kernel"], g["recurrent_kernel"], g["bias"], inputs["s0"][b])
+                     for b in range(B)])
+    if got.shape != want.shape:
+        return f"the decoder's states have shape {got.shape}, expected {want.shape}"
+    diff = float(np.abs(got - want).max())
+    if diff > 1e-4:
+        return ("with both attentions' outputs 0 and dropout 0.5 in training, each AddNorm "
+                "must give LayerNorm of its residual input, so the GRU reads "
+                "LayerNorm(LayerNorm(X)); got states that differ by "
+                f"{diff:.3g}: pass the residual first and the sublayer's output second, "
+                "add_norm(x, sublayer_output), so dropout acts on the sublayer's output")
+    return None
 
 
 def _decoder(inputs, causal=True, enc_mask=True, cross_query="y", gru_input="z",
@@ -144,7 +186,7 @@ SPEC = Spec(
     cases=[Case("decoder", build, run, expected)],
     checks=[
         Compare("GRU states s_1 .. s_T match the reference", case="decoder",
-                output="states", points=5, variants=[
+                output="states", points=4, variants=[
                     Variant("causal mask missing in the self-attention",
                             lambda i: _decoder(i, causal=False),
                             "Pass use_causal_mask=True to the self-attention: with "
@@ -172,5 +214,7 @@ SPEC = Spec(
                  points=1),
         GradientCheck("every weight (both attentions, both norms, the GRU) receives a "
                       "gradient", case="decoder", points=2),
+        Property("each AddNorm takes the residual first (dropout on the sublayer's output)",
+                 case="decoder", fn=_residual_first, points=1),
     ],
 )
