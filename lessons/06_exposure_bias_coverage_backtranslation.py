@@ -44,17 +44,7 @@
 # training.
 
 # %%
-import numpy as np
-
-from kerasattn import metrics, plots
 from kerasattn.course import Lesson, format_table, parse_lesson_args
-from kerasattn.course.backtranslation import (
-    back_translate,
-    reversed_data,
-    split_parallel_and_monolingual,
-    with_training_pairs,
-)
-from kerasattn.course.data import spread
 
 # 3.25 minutes of training in 8 equal shares: 2 for the base model, 2 for the
 # French-to-English model, 1 for each of the four continuations (scheduled sampling and
@@ -64,6 +54,17 @@ from kerasattn.course.data import spread
 settings = parse_lesson_args(6, "Lesson 06: exposure bias, coverage and back-translation",
                              n_models=8, lesson_minutes=3.25, data_minutes=16)
 lesson = Lesson(6, "exposure bias, coverage and back-translation", settings)
+
+# the kit's modules that import keras, once the options have chosen its backend
+import numpy as np
+from kerasattn import metrics, plots
+from kerasattn.course.backtranslation import (
+    back_translate,
+    reversed_data,
+    split_parallel_and_monolingual,
+    with_training_pairs,
+)
+from kerasattn.course.data import spread
 
 # %% [markdown]
 # ## The low-resource setting

@@ -236,6 +236,17 @@ def test_new_run_options_reach_the_lesson_script(tmp_path):
     assert not {"tokenizer", "reverse", "mixed_precision"} & set(plain)
 
 
+def test_lessons_compare_budgets_per_lesson_by_default_and_per_model_with_minutes():
+    """Lesson 00 splits its budget over two models: by default its record matches lesson
+    01's (the same lesson budget); with `--minutes M` every model got M, and it still does."""
+    def sig(number, argv, n_models):
+        return options.parse_lesson_args(number, "test", argv, n_models=n_models).signature()
+
+    assert sig(0, [], 2) == sig(1, [], 1)
+    assert sig(0, ["--minutes", "1.5"], 2) == sig(1, ["--minutes", "1.5"], 1)
+    assert sig(0, ["--minutes", "1.5"], 2) != sig(1, [], 1)
+
+
 def test_decode_cap_counts_encoded_tokens_not_spaces(monkeypatch):
     """A Japanese sentence is one "word": the output cap must come from its pieces."""
     from kerasattn import decoding

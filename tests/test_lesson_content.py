@@ -92,6 +92,18 @@ def test_every_lesson_ends_with_questions_and_revealable_answers(number):
 
 
 @pytest.mark.parametrize("number", range(7))
+def test_lessons_read_their_options_before_importing_keras(number):
+    """`--backend` is an option: keras (and any kit module that imports it) may be imported
+    only after parse_lesson_args has chosen the backend."""
+    text = lesson_text(number)
+    head = text[:text.index("parse_lesson_args(")]  # up to the call (the import has no "(")
+    for line in head.splitlines():
+        if line.startswith(("import ", "from ")):
+            assert line.startswith(("from kerasattn.course import ", "from __future__")), \
+                f"lesson {number:02d} imports before reading its options: {line!r}"
+
+
+@pytest.mark.parametrize("number", range(7))
 def test_lessons_name_their_sources_and_tell_no_history(number):
     text = lesson_text(number)
     for m in re.finditer(r"\bseeds?\b", text, flags=re.IGNORECASE):

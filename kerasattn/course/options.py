@@ -91,6 +91,9 @@ class Settings:
         reverse: with ``data``, translate from the other language into English.
         mixed_precision: None (float32), ``"auto"`` (``mixed_float16`` on a GPU,
             ``mixed_bfloat16`` on a CPU), ``"mixed_float16"`` or ``"mixed_bfloat16"``.
+        minutes_per_model: ``minutes`` was given per model (``--minutes``): runs are
+            compared by that per-model budget; otherwise by the lesson's whole budget
+            (``minutes * n_models``: lesson 00 splits its four minutes over two models).
     """
 
     quick: bool = False
@@ -106,6 +109,7 @@ class Settings:
     tokenizer: str = "auto"
     reverse: bool = False
     mixed_precision: str | None = None
+    minutes_per_model: bool = False
 
     @property
     def decode_compile(self):
@@ -132,6 +136,9 @@ class Settings:
                    batch_size=self.batch_size, seed=self.seed, max_test=self.max_test,
                    lesson_minutes=lesson_minutes, train_size=self.train_size,
                    sizes=dict(QUICK_SIZES if self.quick else DEFAULT_SIZES))
+        if self.minutes_per_model:  # `--minutes M`: every lesson's models got M each
+            del sig["lesson_minutes"]
+            sig["minutes_per_model"] = self.minutes
         # listed only when set, so runs on the built-in corpus keep their records
         for name, default in (("tokenizer", "auto"), ("reverse", False),
                               ("mixed_precision", None)):
@@ -286,7 +293,8 @@ def settings_from_args(args: argparse.Namespace, out: Path, n_models: int = 1,
                     epochs=epochs, batch_size=32 if args.quick else 64, seed=args.seed,
                     minutes=minutes or None, train_size=args.train_size, n_models=n_models,
                     tokenizer=args.tokenizer, reverse=args.reverse,
-                    mixed_precision=args.mixed_precision)
+                    mixed_precision=args.mixed_precision,
+                    minutes_per_model=args.minutes is not None)
 
 
 def in_notebook() -> bool:
