@@ -15,7 +15,8 @@ step for t = 0, 1, 2, ... must give exactly the rows of full causal self-attenti
 the sequence.
 
 Shapes (symbols): ``B`` batch, ``h`` heads, ``d_h`` head size, ``S_max`` cache length. The
-layout is the kit's (``kerasattn.steps``, used by every decoder of the kit): a pair of
+layout is the kit's (``kerasattn.steps``, used by its decoders with self-attention:
+``decoder_self_attention``, ``transformer_decoder_on_gru``, ``transformer``): a pair of
 head-major tensors, keys and values.
 
     q_t, k_t, v_t : (B, h, 1, d_h)          the new token's projected query/key/value

@@ -127,6 +127,8 @@ def describe_settings(settings: dict) -> str:
     parts.append(f"{n_train:,} training pairs" if n_train else "the whole training split")
     if settings.get("lesson_minutes") is not None:
         parts.append(f"{settings['lesson_minutes']:g} training minutes per lesson")
+    if settings.get("minutes_per_model") is not None:
+        parts.append(f"{settings['minutes_per_model']:g} training minutes per model")
     if settings.get("epochs") is not None:
         parts.append(f"at most {settings['epochs']} epoch{'s' if settings['epochs'] != 1 else ''}")
     if settings.get("seed") is not None:

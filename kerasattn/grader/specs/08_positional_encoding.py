@@ -77,7 +77,7 @@ VARIANTS = [
             "Even columns are sin, odd columns cos: sin, cos, sin, cos, ..."),
     Variant("sin/cos swapped", _swapped, "PE[pos, 2i] = sin, PE[pos, 2i+1] = cos."),
     Variant("exponent uses the column index instead of 2i", _column_exponent,
-            "Both columns 2i and 2i+1 use the frequency 1 / 10000^(2i / d_model)."),
+            "Both columns 2i and 2i+1 use the frequency 1 / max_wavelength^(2i / d_model)."),
 ]
 
 

@@ -103,15 +103,14 @@ def _zero_sublayers(student, inputs, s0, enc_mask):
     runs each call compiled on JAX: a stateless scope keeps the dropout's seed state in
     it.)"""
     import keras
-    from keras import ops
 
     decoder = student.SelfAttentionGRUDecoder(D, H, U, dropout=0.5)
     x, memory = _tensor(inputs["x"]), _tensor(inputs["memory"])
     decoder(x, memory, s0, encoder_padding_mask=enc_mask)  # build
     _assign(decoder, inputs)
     for sub in (decoder.self_attention.output_dense, decoder.cross_attention.output_dense):
-        sub.kernel.assign(ops.zeros_like(sub.kernel))
-        sub.bias.assign(ops.zeros_like(sub.bias))
+        sub.kernel.assign(np.zeros(tuple(sub.kernel.shape), "float32"))
+        sub.bias.assign(np.zeros(tuple(sub.bias.shape), "float32"))
     with keras.StatelessScope():
         return decoder(x, memory, s0, encoder_padding_mask=enc_mask, training=True)
 
