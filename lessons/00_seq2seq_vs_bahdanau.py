@@ -298,7 +298,7 @@ else:
 # %% [markdown]
 # ## Check your understanding
 #
-# Try each question before opening its answer. Questions 1-6 are the week's quizzes.
+# Try each question before opening its answer.
 #
 # **1.** In a basic encoder-decoder, what is the context vector? (a) the average of the
 # word embeddings; (b) the encoder's final hidden state; (c) the sum of all hidden states;

@@ -179,7 +179,7 @@ lesson.explorer(model, "explorer_decoder_self_attention.html")
 #
 # </details>
 #
-# **4.** (A debugging question from the week.) After training, every attention weight is
+# **4.** (The symptom of exercise 14, which goes with lesson 01.) After training, every attention weight is
 # about $1/n$ on an $n$-word source and the translations are poor. What would you check?
 #
 # <details><summary>Answer</summary>

@@ -45,9 +45,9 @@
 # position $k \le 32$ (`RandomPositionShift`: SHAPE, shifted absolute position embedding,
 # Kiyono et al., 2021; $k = 0$ at inference; on a real file,
 # `--data`, the recipe turns the shift off: its test sentences are as long as its training
-# ones). Lesson 05 measures what the shift
-# buys the full Transformer, whose encoder has positions too; this model's has none (the
-# GRU reads order), and on this model its effect is not measured.
+# ones). Lesson 05 reports measured runs of what the shift buys the full Transformer (and
+# shows how to train it without the shift), whose encoder has positions too; this model's
+# has none (the GRU reads order), and on this model its effect is not measured.
 #
 # **Teaching points from the notes.**
 # - *Parallel decoding during training.* With teacher forcing and the causal mask, all

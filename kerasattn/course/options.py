@@ -188,7 +188,8 @@ _RUN_OPTIONS = [
                       help=f"maximum epochs per model (default {DEFAULT_EPOCHS}, quick "
                            f"{QUICK_EPOCHS}); early stopping may end sooner")),
     ("--minutes", dict(type=float, metavar="M",
-                       help="training budget in minutes per model (default {minutes}; "
+                       help="training budget in minutes per model (lesson 6: per share of "
+                            "its budget) (default {minutes}; "
                             "0 = no limit; none in quick mode)")),
     ("--seed", dict(type=int, default=0, metavar="S",
                     help="random seed: corpus split, initial weights, dropout (default 0)")),
@@ -345,6 +346,8 @@ def parse_lesson_args(number: int, description: str, argv: Sequence[str] | None 
     """
     parser = argparse.ArgumentParser(prog=f"lesson {number:02d}", description=description)
     per_model = f"{lesson_minutes / max(1, n_models):g}"
+    if n_models > 1:
+        per_model += f": {lesson_minutes:g} minutes in {n_models} shares"
     if data_minutes:
         per_model += f"; {data_minutes / max(1, n_models):g} with --data"
     add_run_options(parser, out_default=str(lesson_out_dir(number)), minutes_default=per_model)
