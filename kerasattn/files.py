@@ -19,6 +19,15 @@ __all__ = ["atomic_write", "clean_stale_temp_files", "TMP_PREFIX"]
 TMP_PREFIX = ".tmp-"
 
 
+def _read_umask() -> int:
+    mask = os.umask(0)  # the only way to read it: set, then restore at once
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()
+
+
 def atomic_write(path: str, write_fn: Callable[[str], None]) -> str:
     """Write a file so that a crash cannot leave ``path`` half-written.
 
@@ -37,15 +46,13 @@ def atomic_write(path: str, write_fn: Callable[[str], None]) -> str:
     fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, suffix="-" + base, dir=directory)
     os.close(fd)
     try:
-        # mkstemp makes the file owner-only (0600); give it the mode of a file written
-        # normally (0666 less the umask), or the mode of the file it replaces
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, os.stat(path).st_mode & 0o7777 if os.path.exists(path)
-                 else 0o666 & ~umask)
         write_fn(tmp)
         with open(tmp, "rb+") as f:          # data on disk before the rename makes it visible
             os.fsync(f.fileno())
+        # mkstemp makes the file owner-only (0600): give it, once written, the mode of the
+        # file it replaces, or of a file written normally (0666 less the umask)
+        os.chmod(tmp, os.stat(path).st_mode & 0o7777 if os.path.exists(path)
+                 else 0o666 & ~_UMASK)
         os.replace(tmp, path)                # atomic: readers see old or new, never a mix
     except BaseException:
         if os.path.exists(tmp):

@@ -45,6 +45,7 @@ def test_a_directory_reads_its_file_and_the_language_from_that_file(tmp_path):
     folder = tmp_path / "data"
     folder.mkdir()
     write(folder, ["Go.\t行け。", "Hi.\tこんにちは。"], name="jpn.txt")
+    (folder / "_about.txt").write_text("the manythings archive's notes, not pairs\n")
     corpus = load_tatoeba(folder, valid_fraction=0, test_fraction=0)
     assert corpus.info["tgt_lang"] == "jpn" and len(corpus.train) == 2
 

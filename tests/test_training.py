@@ -374,12 +374,9 @@ def test_atomic_write_gives_the_mode_of_a_normally_written_file(tmp_path):
         with open(tmp, "w") as f:
             f.write("x")
 
-    umask = os.umask(0o022)
-    try:
-        path = files.atomic_write(str(tmp_path / "new.txt"), write)
-        assert os.stat(path).st_mode & 0o777 == 0o644   # not mkstemp's owner-only 0600
-        os.chmod(path, 0o640)
-        files.atomic_write(path, write)                  # a replaced file keeps its mode
-        assert os.stat(path).st_mode & 0o777 == 0o640
-    finally:
-        os.umask(umask)
+    path = files.atomic_write(str(tmp_path / "new.txt"), write)
+    # not mkstemp's owner-only 0600: the mode a plain open() would give (the process umask)
+    assert os.stat(path).st_mode & 0o777 == 0o666 & ~files._UMASK
+    os.chmod(path, 0o440)                                # read-only, as a shared file may be
+    files.atomic_write(path, write)                      # a replaced file keeps its mode
+    assert os.stat(path).st_mode & 0o777 == 0o440

@@ -189,7 +189,7 @@ def _pick_file(path: Path) -> Path:
         raise ValueError(f"path: no such file {str(path)!r}; pass a manythings/Tatoeba file "
                          f"(fra.txt or fra-eng.zip) or use kerasattn.data.builtin_corpus()")
     if path.is_dir():
-        candidates = sorted(path.glob("*.txt"))
+        candidates = sorted(c for c in path.glob("*.txt") if "_about" not in c.name)
         if not candidates:
             raise ValueError(f"path: directory {str(path)!r} holds no .txt file")
         path = next((c for c in candidates if c.name == _MEMBER), candidates[0])

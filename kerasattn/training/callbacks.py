@@ -22,26 +22,31 @@ def _check_positive(name, value):
 
 class EpochTimer(keras.callbacks.Callback):
     """Wall time of each epoch's training pass (stops when validation starts), and the
-    batches it ran (``batches``: fewer than the epoch's when a budget cut it short)."""
+    batches it ran (``batches``: fewer than the epoch's when a budget cut it short), read
+    from the optimizer's step counter so that no per-batch hook makes JAX and torch wait
+    for the device after every step."""
 
     def __init__(self):
         super().__init__()
         self.seconds = []
         self.batches = []
         self._start = None
-        self._ran = 0
+        self._step0 = 0
+
+    def _steps(self) -> int:
+        optimizer = getattr(self.model, "optimizer", None)
+        if optimizer is None:
+            return 0
+        return int(keras.ops.convert_to_numpy(optimizer.iterations))
 
     def on_epoch_begin(self, epoch, logs=None):
         self._start = time.perf_counter()
-        self._ran = 0
-
-    def on_train_batch_end(self, batch, logs=None):
-        self._ran = batch + 1  # Keras passes the last step's index (steps_per_execution)
+        self._step0 = self._steps()
 
     def _stop(self):
         if self._start is not None:
             self.seconds.append(time.perf_counter() - self._start)
-            self.batches.append(self._ran)
+            self.batches.append(self._steps() - self._step0)
             self._start = None
 
     def on_test_begin(self, logs=None):

@@ -98,7 +98,8 @@ JAX_BUCKET_PAIRS = 10000
 #: --models transformer --backend jax``, one day, nothing else running: first epoch 66 s,
 #: 15 epochs, BLEU 31.0 with ``--set pad_multiple=8``, against 37 s, 15 epochs and 31.9 with
 #: 16 (records ``recipe_trials/fra_short_transformer_day3_jax_pm8.json``,
-#: ``real_data/fra_short_jax.json``): the compilation saved, not BLEU, is the reason.
+#: ``recipe_trials/fra_short_jax_early_stopping_3.json``): the compilation saved, not BLEU,
+#: is the reason.
 JAX_PAD_MULTIPLE = 16
 #: The `transformer`'s feed-forward width as a multiple of ``d_model`` where the budget
 #: allows 6 to under 20 passes (Vaswani et al. use 2048 / 512 = 4; the model's default is
