@@ -148,7 +148,8 @@ def test_a_lesson_may_give_real_data_a_budget_of_its_own(tmp_path, capsys):
     with pytest.raises(SystemExit):
         options.parse_lesson_args(6, "test", ["--help"], n_models=8, lesson_minutes=3.5,
                                   data_minutes=16)
-    assert "default 0.4375; 2 with --data" in " ".join(capsys.readouterr().out.split())
+    assert "default 0.4375: 3.5 minutes in 8 shares; 2 with --data" in " ".join(
+        capsys.readouterr().out.split())
 
 
 def test_lesson_script_rejects_unknown_options(capsys):
