@@ -149,3 +149,31 @@ def model_probe_inputs(rng, src, dec, future, tgt_vocab: int, past: int = 2,
             "dec": dec, "dec_future": dec_future,
             "past": np.arange(t)[None, :].repeat(b, 0) < past,
             "probe": rng.normal(size=(b, t, tgt_vocab))}
+
+
+def residual_first(output: str, want, what: str):
+    """AddNorm's argument order, checked in training with dropout on: ``output`` comes from
+    the block with every sublayer's output projection zeroed, so each ``AddNorm(x, y)``
+    gets ``y = 0`` and must give ``LayerNorm(x)``; ``AddNorm(y, x)`` would drop out ``x``.
+
+    Args:
+        output: the key of the zeroed block's output.
+        want: ``want(inputs) -> array``, the float64 expectation (the chain of LayerNorms of
+            the block's input, and whatever follows it).
+        what: how the expectation reads, e.g. ``"LayerNorm(LayerNorm(H))"``.
+    """
+
+    def fn(outputs, inputs):
+        got, expected = _get(outputs, output), want(inputs)
+        if got.shape != expected.shape:
+            return f"{output} has shape {got.shape}, expected {expected.shape}"
+        diff = float(np.abs(got - expected).max())
+        if diff > 1e-4:
+            return ("with every sublayer's output 0 and dropout 0.5 in training, each AddNorm "
+                    f"must give LayerNorm of its residual input, so the result is {what}; got "
+                    f"a difference of {diff:.3g}: pass the residual first and the sublayer's "
+                    "output second, add_norm(x, sublayer_output), so dropout acts on the "
+                    "sublayer's output")
+        return None
+
+    return fn
