@@ -235,6 +235,41 @@ def test_resume_continues_exactly_where_it_stopped(tmp_path):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
 
 
+class _TrainableAfterEachEpoch(keras.callbacks.Callback):
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.seen.append([to_numpy(v).copy() for v in self.model.trainable_variables])
+
+
+def test_weight_averaging_ends_on_the_moving_average_of_the_steps(tmp_path):
+    data, m = tiny_pairs(8), 0.5
+    kw = dict(epochs=3, batch_size=8, learning_rate=1e-2, shuffle=False,  # 1 step per epoch
+              early_stopping_patience=None, ema_momentum=m)
+    model, seen = _build(tiny_bag), _TrainableAfterEachEpoch()
+    training.train(model, data, callbacks=[seen], **kw)
+    want = seen.seen[0]                                  # the first step: w_avg = w_1
+    for step in seen.seen[1:]:
+        want = [m * a + (1 - m) * w for a, w in zip(want, step)]
+    got = [to_numpy(v) for v in model.trainable_variables]
+    for g, w, last in zip(got, want, seen.seen[-1]):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+    assert not all(np.allclose(g, last) for g, last in zip(got, seen.seen[-1]))
+    # a finished run resumed trains nothing and also returns the average
+    training.train(_build(tiny_bag), data, checkpoint_dir=str(tmp_path), **kw)
+    again = _build(tiny_bag, seed=123)
+    r = training.train(again, data, checkpoint_dir=str(tmp_path), resume=True, **kw)
+    assert r.initial_epoch == 3
+    for g, w in zip(again.trainable_variables, want):
+        np.testing.assert_allclose(to_numpy(g), w, rtol=1e-5, atol=1e-6)
+    for bad in (0.0, 1.0, True, "0.9"):
+        with pytest.raises(ValueError, match=r"`ema_momentum` must be None or a float in "
+                                             rf"\(0, 1\); received ema_momentum={bad!r}"):
+            training.make_optimizer(ema_momentum=bad)
+
+
 def test_a_run_a_step_limit_stopped_can_be_resumed(tmp_path):
     data = tiny_pairs(8)
     kw = dict(batch_size=4, learning_rate=1e-2, shuffle=False, early_stopping_patience=5)

@@ -117,9 +117,9 @@ def recommended_training(name: str, backend: str | None = None) -> dict:
 
 
 def make_optimizer(learning_rate: float = 1e-3, weight_decay: float = 1e-4,
-                   clipnorm: float | None = 1.0, warmup_steps: int | None = None
-                   ) -> keras.optimizers.AdamW:
-    """AdamW with gradient clipping and an optional warmup schedule.
+                   clipnorm: float | None = 1.0, warmup_steps: int | None = None,
+                   ema_momentum: float | None = None) -> keras.optimizers.AdamW:
+    """AdamW with gradient clipping, an optional warmup schedule and weight averaging.
 
     Args:
         learning_rate: float > 0. With ``warmup_steps`` it is the PEAK rate of the
@@ -128,6 +128,11 @@ def make_optimizer(learning_rate: float = 1e-3, weight_decay: float = 1e-4,
         clipnorm: float > 0 or None; gradients are rescaled so that their global norm is at
             most this value (``global_clipnorm`` in Keras terms).
         warmup_steps: int >= 1 or None (no schedule).
+        ema_momentum: None, or a float in (0, 1): the optimizer also keeps the exponential
+            moving average of the weights, ``w_avg = m * w_avg + (1 - m) * w`` after every
+            step (Polyak and Juditsky, 1992), and ``model.fit`` replaces the weights by it
+            when it ends. ``m = 0.998`` averages over about the last 1 / (1 - m) = 500
+            steps.
 
     Returns:
         A ``keras.optimizers.AdamW``. With a schedule, ``beta_2 = 0.98`` and
@@ -139,13 +144,21 @@ def make_optimizer(learning_rate: float = 1e-3, weight_decay: float = 1e-4,
                          f"weight_decay={weight_decay!r}.")
     if clipnorm is not None:
         _check_positive("clipnorm", clipnorm)
+    if ema_momentum is not None and (isinstance(ema_momentum, bool)
+                                     or not isinstance(ema_momentum, (int, float))
+                                     or not 0.0 < ema_momentum < 1.0):
+        raise ValueError("`ema_momentum` must be None or a float in (0, 1); received "
+                         f"ema_momentum={ema_momentum!r}.")
+    averaging = (dict(use_ema=True, ema_momentum=float(ema_momentum))
+                 if ema_momentum is not None else {})
     if warmup_steps is None:
         return keras.optimizers.AdamW(learning_rate=learning_rate,
-                                      weight_decay=weight_decay, global_clipnorm=clipnorm)
+                                      weight_decay=weight_decay, global_clipnorm=clipnorm,
+                                      **averaging)
     schedule = TransformerSchedule(peak_learning_rate=learning_rate, warmup_steps=warmup_steps)
     return keras.optimizers.AdamW(learning_rate=schedule, weight_decay=weight_decay,
                                   global_clipnorm=clipnorm, beta_1=0.9, beta_2=0.98,
-                                  epsilon=1e-9)
+                                  epsilon=1e-9, **averaging)
 
 
 def compile_for_translation(model: keras.Model, *, learning_rate: float = 1e-3,
@@ -153,7 +166,8 @@ def compile_for_translation(model: keras.Model, *, learning_rate: float = 1e-3,
                             label_smoothing: float = 0.0, warmup_steps: int | None = None,
                             pad_id: int = 0, jit_compile="auto",
                             steps_per_execution: int = 1, loss=None, metrics=None,
-                            tokens_per_batch: float | None = None) -> keras.Model:
+                            tokens_per_batch: float | None = None,
+                            ema_momentum: float | None = None) -> keras.Model:
     """Compile ``model`` with the kit's masked loss, masked accuracy and AdamW.
 
     Args:
@@ -173,6 +187,7 @@ def compile_for_translation(model: keras.Model, *, learning_rate: float = 1e-3,
         tokens_per_batch: None (each batch's loss is the mean over its real tokens), or
             the fixed divisor of the default loss (see
             :func:`kerasattn.metrics.masked_sparse_ce`).
+        ema_momentum: see :func:`make_optimizer`.
 
     Returns:
         ``model``, compiled.
@@ -191,7 +206,7 @@ def compile_for_translation(model: keras.Model, *, learning_rate: float = 1e-3,
             metrics = [ka_metrics.MaskedAccuracy(pad_id=pad_id)]
     steps_per_execution = backend_utils.training_steps_per_execution(steps_per_execution)
     model.compile(optimizer=make_optimizer(learning_rate, weight_decay, clipnorm,
-                                           warmup_steps),
+                                           warmup_steps, ema_momentum),
                   loss=loss, metrics=metrics,
                   jit_compile=backend_utils.training_jit_compile(jit_compile),
                   steps_per_execution=steps_per_execution)
@@ -323,8 +338,8 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
           verbose: int = 0, callbacks=None, distribution=None, jit_compile="auto",
           steps_per_execution: int = 1, shuffle: bool = True, bucket: bool | str = False,
           pad_multiple: int = 8, torch_threads="auto", pad_id: int = 0, loss=None,
-          metrics=None, teacher_forcing=None, token_weighting: str = "batch"
-          ) -> TrainResult:
+          metrics=None, teacher_forcing=None, token_weighting: str = "batch",
+          ema_momentum: float | None = None) -> TrainResult:
     """Compile and fit a translation model: the one training path of the kit.
 
     Args:
@@ -345,8 +360,8 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
         warmup_steps: None, or the warmup length of the Transformer schedule.
         early_stopping_patience: epochs without improvement before stopping, or None to
             train until ``epochs`` or a time budget ends training, on the last epoch's
-            weights. With early stopping the best weights are restored at the end, also
-            when a time budget ends training.
+            weights (their moving average with ``ema_momentum``). With early stopping the
+            best weights are restored at the end, also when a time budget ends training.
         checkpoint_dir: None, or a directory for crash-safe checkpoints (every epoch).
         resume: continue from ``checkpoint_dir/last.ckpt.npz`` if it exists (weights,
             optimizer state, epoch counter, early-stopping state, history).
@@ -389,6 +404,12 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
             (needs arrays, not a dataset). ``loss`` and ``val_loss`` are then that sum
             over the mean, not a mean per token: resume a run with the weighting it
             started with (its saved best loss is on that scale).
+        ema_momentum: None, or a float in (0, 1): training ends on the exponential moving
+            average of the weights over the steps (see :func:`make_optimizer`), not on the
+            last step's weights. The validation loss of each epoch is measured on the
+            weights being trained; with early stopping the best epoch's restored weights
+            replace the average. Resume with the momentum a run started with (the averages
+            are optimizer variables of its checkpoint).
 
     Returns:
         A :class:`TrainResult`.
@@ -458,7 +479,8 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
                                 label_smoothing=label_smoothing, warmup_steps=warmup_steps,
                                 pad_id=pad_id, jit_compile=jit_compile,
                                 steps_per_execution=steps_per_execution, loss=loss,
-                                metrics=metrics, tokens_per_batch=tokens_per_batch)
+                                metrics=metrics, tokens_per_batch=tokens_per_batch,
+                                ema_momentum=ema_momentum)
         initial_epoch, meta, done, resume_best = 0, {}, False, None
         if checkpoint_dir is not None:
             clean_stale_temp_files(checkpoint_dir)
@@ -485,6 +507,8 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
         if done:                                  # nothing left: restore the best weights
             if early is not None and resume_best:
                 model.set_weights(resume_best)
+            elif ema_momentum is not None:        # or the average, as fit would have
+                model.optimizer.finalize_variable_values(model.trainable_variables)
         else:
             from kerasattn.data import TranslationDataset
 

@@ -73,7 +73,7 @@ import numpy as np
 __all__ = ["Recipe", "Prepared", "PreparedText", "CorpusRun", "corpus_stats", "recipe_for",
            "choose_tokenizer", "prepare_text", "prepare", "DECISIONS",
            "train_on_corpus", "bleu_tokenize_for", "SPACELESS_SHARE", "FEW_EPOCHS",
-           "SHORT_RUN_EPOCHS",
+           "SHORT_RUN_EPOCHS", "EMA_MOMENTUM",
            "CPU_TOKENS_PER_SECOND", "JAX_BUCKET_PAIRS", "JAX_PAD_MULTIPLE", "estimated_epochs"]
 
 #: A side is "written without spaces" when at least this share of its sentences of 8
@@ -108,6 +108,9 @@ JAX_PAD_MULTIPLE = 16
 #: model.d_ff=512``: BLEU 33.5 against 31.6 with 256) and checked on the held-out Spanish
 #: pairs (``spa_short.txt``: 38.7 against 35.8 on torch).
 FFN_MULTIPLE = 4
+#: The momentum of the weights' moving average the `transformer` ends on where the budget
+#: allows 6 to under 20 passes (``ema_momentum`` of :func:`kerasattn.training.train`).
+EMA_MOMENTUM = 0.998
 #: Training throughput assumed for the estimate, in target tokens per second: a
 #: conservative figure for a busy 2-core laptop CPU (the records of ``bench_real_data.py``
 #: on a 2-core server CPU range from about 2,900 to 15,700, median about 7,100, so a fast
@@ -115,7 +118,8 @@ FFN_MULTIPLE = 4
 CPU_TOKENS_PER_SECOND = 5000
 #: What a recipe decides, each with its reason (:attr:`Recipe.reasons`).
 DECISIONS = ("tokenizer", "vocab", "max_train_tokens", "bucket", "optimizer",
-             "regularisation", "early_stopping", "token_weighting", "clipnorm",
+             "regularisation", "early_stopping", "weight_averaging", "token_weighting",
+             "clipnorm",
              "position_shift", "width",
              "output_units")
 _TRANSFORMER_DECODERS = ("transformer", "transformer_decoder_on_gru")
@@ -303,6 +307,12 @@ def recipe_for(model_name: str, stats: dict, backend: str | None = None,
             reasons["early_stopping"] = (
                 "no early stopping: without label smoothing the validation loss rises after "
                 "a few passes while accuracy keeps rising; the budget ends training")
+            train["ema_momentum"] = EMA_MOMENTUM
+            reasons["weight_averaging"] = (
+                f"training ends on the moving average of the weights (momentum "
+                f"{EMA_MOMENTUM:g}, about the last {round(1 / (1 - EMA_MOMENTUM)):,} steps), "
+                "not on the last step's: at a constant learning rate the weights still jump "
+                "from batch to batch when the budget ends")
         if bucket:
             train["token_weighting"] = "corpus"
             reasons["token_weighting"] = (
