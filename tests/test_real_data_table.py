@@ -53,7 +53,7 @@ def test_one_row_per_corpus_and_backend_with_ratios_marks_and_beam(tmp_path):
     write(tmp_path, "c.json", rec)
     lines = rdt.render(rdt.load_records([tmp_path])).splitlines()
     assert lines[4].startswith("| gettext es | held out") and lines[4].endswith(
-        "| corpus / 16 / 256 / 3 |")
+        "| corpus / 16 / 256 / 3 / last |")
     # a record that names the feed-forward width shows it
     rec = record("spa.txt", "torch", [dict(row("transformer", 9.0, 900.0, "torch"), recipe=dict(
         train=dict(bucket=True, pad_multiple=1, token_weighting="corpus",
@@ -61,7 +61,16 @@ def test_one_row_per_corpus_and_backend_with_ratios_marks_and_beam(tmp_path):
     write(tmp_path, "d.json", rec)
     lines = rdt.render(rdt.load_records([tmp_path])).splitlines()
     assert any(line.startswith("| gettext es | held out") and line.endswith(
-        "| corpus / 1 / 512 / none |") for line in lines), lines
+        "| corpus / 1 / 512 / none / last |") for line in lines), lines
+    # and the weights' moving average it ended on
+    rec = record("spa.txt", "tensorflow", [dict(row("transformer", 9.0, 900.0, "tensorflow"),
+                 recipe=dict(train=dict(bucket=True, pad_multiple=1, token_weighting="corpus",
+                                        early_stopping_patience=None, ema_momentum=0.998),
+                             model=dict(d_ff=512)))])
+    write(tmp_path, "e.json", rec)
+    lines = rdt.render(rdt.load_records([tmp_path])).splitlines()
+    assert any(line.endswith("| corpus / 1 / 512 / none / average 0.998 |")
+               for line in lines), lines
     # the weakest cell of each kit model, named
     assert ("Lowest BLEU ratio to the script over these runs: `transformer` 0.50x (Tatoeba "
             "jpn-eng, reversed, torch, tuned on); `bahdanau` 2.00x (gettext de, jax, held out)."

@@ -212,6 +212,13 @@ def test_a_budget_of_some_passes_trains_a_transformer_decoder_lightly_regularise
     for kept in (gru, long_, on_gru):
         assert kept.train["early_stopping_patience"] == 3
         assert kept.reasons["early_stopping"].startswith("early stopping after 3 epochs")
+    # and it ends on the moving average of its weights; the others on their last or best
+    assert light.train["ema_momentum"] == recipes.EMA_MOMENTUM
+    assert light.reasons["weight_averaging"].startswith(
+        f"training ends on the moving average of the weights (momentum "
+        f"{recipes.EMA_MOMENTUM:g}, about the last 500 steps)")
+    for kept in (gru, long_, on_gru):
+        assert "ema_momentum" not in kept.train and "weight_averaging" not in kept.reasons
 
 
 def test_a_target_written_without_spaces_counts_its_tokens_not_its_words():

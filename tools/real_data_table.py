@@ -62,8 +62,20 @@ CORPORA = {
                       "the pairs of `deu.txt` with at most 8 words on each side: "
                       "`awk -F'\\t' 'split($1,a,\" \")<=8 && split($2,b,\" \")<=8' deu.txt "
                       "> deu_short.txt`"),
-    "spa_short.txt": ("gettext es, pairs of <= 8 words a side", CHECKED_ON,
+    "spa_short.txt": ("gettext es, pairs of <= 8 words a side", TUNED_ON,
                       "the pairs of `spa.txt` with at most 8 words on each side (the same "
+                      "`awk` line)"),
+    "ita_short.txt": ("gettext it, pairs of <= 8 words a side", HELD_OUT,
+                      "`python benchmarks/gettext_pairs.py --lang it --max-pairs 20000 --out "
+                      "ita.txt`, then the pairs with at most 8 words on each side (the same "
+                      "`awk` line)"),
+    "por_short.txt": ("gettext pt_BR, pairs of <= 8 words a side", HELD_OUT,
+                      "`python benchmarks/gettext_pairs.py --lang pt_BR --max-pairs 20000 "
+                      "--out por.txt`, then the pairs with at most 8 words on each side (the "
+                      "same `awk` line)"),
+    "nld_short.txt": ("gettext nl, pairs of <= 8 words a side", HELD_OUT,
+                      "`python benchmarks/gettext_pairs.py --lang nl --max-pairs 20000 --out "
+                      "nld.txt`, then the pairs with at most 8 words on each side (the same "
                       "`awk` line)"),
     "fra_short.txt": ("gettext fr, pairs of <= 8 words a side", TUNED_ON,
                       "`python benchmarks/gettext_pairs.py --lang fr --max-pairs 20000 --out "
@@ -126,7 +138,8 @@ def _ratio(row: dict | None, base: dict | None) -> str:
 
 
 def _trained_with(row: dict | None) -> str:
-    """How a kit row trained: token weighting / width multiple / d_ff / early stopping."""
+    """How a kit row trained: token weighting / width multiple / d_ff / early stopping /
+    the weights it ended on."""
     if row is None:
         return "-"
     recipe = row.get("recipe")
@@ -137,7 +150,9 @@ def _trained_with(row: dict | None) -> str:
     d_ff = recipe.get("model", {}).get("d_ff", DEFAULT_D_FF)
     patience = train.get("early_stopping_patience", DEFAULT_PATIENCE)
     stop = "none" if patience is None else patience
-    return f"{train.get('token_weighting', 'batch')} / {widths} / {d_ff} / {stop}"
+    ema = train.get("ema_momentum")
+    weights = "last" if ema is None else f"average {ema:g}"
+    return f"{train.get('token_weighting', 'batch')} / {widths} / {d_ff} / {stop} / {weights}"
 
 
 def lowest_ratios(records: list[dict]) -> str:
@@ -178,7 +193,7 @@ def render(records: list[dict]) -> str:
     head += ["keras-hub on the kit's tokens"] if has_hub else []
     head += ["`transformer` / script", "`bahdanau` / script"]
     head += [f"{m} beam {k}" for k in beams for m in KIT_MODELS]
-    head += ["`transformer`: token weighting / widths / d_ff / early stopping"]
+    head += ["`transformer`: token weighting / widths / d_ff / early stopping / weights"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in records:
         rows = {row["model"]: row for row in r["rows"]}
@@ -201,15 +216,19 @@ def render(records: list[dict]) -> str:
              "(`batch`: each batch's mean; `corpus`: every token the same), the multiple its "
              "batch widths were rounded up to, its feed-forward width, and the epochs "
              "without a lower validation loss after which training stopped and went back to "
-             "the best epoch's weights (`none`: the budget ended training, on the last "
-             "epoch's weights), from the run's record; where the "
+             "the best epoch's weights (`none`: the budget ended training), and the "
+             "weights it ended on (`last`: the last step's or the best epoch's; `average "
+             "m`: the moving average of the weights over the steps with momentum m, "
+             "`ema_momentum`), from the run's record; where the "
              "record does not hold them, the run trained with `batch`, on JAX multiples "
              "of 8, and the model's default width of 256 (`--set token_weighting=batch`, "
              "on JAX `--set pad_multiple=8`, and `--set model.d_ff=256` train the same "
              "way), with early stopping after 3 epochs. The recipe trains the `transformer` "
-             "without early stopping where the budget allows 6 to under 20 passes: add "
-             "`--set early_stopping_patience=3` to the command of a row whose last column "
-             "ends in 3 to train it as it ran.", ""]
+             "without early stopping and ends it on the weights' moving average where the "
+             "budget allows 6 to under 20 passes: add `--set early_stopping_patience=3` to "
+             "the command of a row that stopped after 3 epochs, and `--set "
+             "ema_momentum=null` to that of a row that ended on the last weights, to train "
+             "it as it ran.", ""]
     notes += [lowest_ratios(records), ""]
     notes += [f"- {CORPORA[f][0]}: {CORPORA[f][2]}" if f in CORPORA else f"- {f}"
               for f in files]
