@@ -71,6 +71,11 @@ def test_one_row_per_corpus_and_backend_with_ratios_marks_and_beam(tmp_path):
     lines = rdt.render(rdt.load_records([tmp_path])).splitlines()
     assert any(line.endswith("| corpus / 1 / 512 / none / average 0.998 |")
                for line in lines), lines
+    # with early stopping the best epoch's weights replace the average
+    rec["rows"][0]["recipe"]["train"]["early_stopping_patience"] = 3
+    write(tmp_path, "e.json", rec)
+    lines = rdt.render(rdt.load_records([tmp_path])).splitlines()
+    assert any(line.endswith("| corpus / 1 / 512 / 3 / last |") for line in lines), lines
     # the weakest cell of each kit model, named
     assert ("Lowest BLEU ratio to the script over these runs: `transformer` 0.50x (Tatoeba "
             "jpn-eng, reversed, torch, tuned on); `bahdanau` 2.00x (gettext de, jax, held out)."

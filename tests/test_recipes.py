@@ -216,7 +216,15 @@ def test_a_budget_of_some_passes_trains_a_transformer_decoder_lightly_regularise
     assert light.train["ema_momentum"] == recipes.EMA_MOMENTUM
     assert light.reasons["weight_averaging"].startswith(
         f"training ends on the moving average of the weights (momentum "
-        f"{recipes.EMA_MOMENTUM:g}, about the last 500 steps)")
+        f"{recipes.EMA_MOMENTUM:g}, about the last 500 of some 2,350 steps)")
+    # fewer steps (3,000 pairs, 10 passes of 47 batches): an average over a third of them,
+    # so that the first steps' weights have faded from it
+    few = dict(stats, train_pairs=3000, train_sources=3000)
+    assert recipes.estimated_epochs(few, 48, gpu=False) == pytest.approx(10.0)
+    small = recipes.recipe_for("transformer", few, "torch", budget_seconds=48, gpu=False)
+    assert small.train["ema_momentum"] == round(1 - 3 / 470, 4) < recipes.EMA_MOMENTUM
+    assert "(momentum 0.9936, about the last 156 of some 470 steps)" in \
+        small.reasons["weight_averaging"]
     for kept in (gru, long_, on_gru):
         assert "ema_momentum" not in kept.train and "weight_averaging" not in kept.reasons
 

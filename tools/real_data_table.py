@@ -150,8 +150,8 @@ def _trained_with(row: dict | None) -> str:
     d_ff = recipe.get("model", {}).get("d_ff", DEFAULT_D_FF)
     patience = train.get("early_stopping_patience", DEFAULT_PATIENCE)
     stop = "none" if patience is None else patience
-    ema = train.get("ema_momentum")
-    weights = "last" if ema is None else f"average {ema:g}"
+    ema = train.get("ema_momentum")       # early stopping's best epoch replaces the average
+    weights = f"average {ema:g}" if ema is not None and patience is None else "last"
     return f"{train.get('token_weighting', 'batch')} / {widths} / {d_ff} / {stop} / {weights}"
 
 

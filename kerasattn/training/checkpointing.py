@@ -11,7 +11,9 @@ Files written by :class:`TrainingCheckpoint` in ``checkpoint_dir``:
   the history so far) in ONE file, so the pieces can never come from different epochs;
 - ``best.weights.h5``: the weights with the lowest monitored loss so far (``val_loss``, or
   ``loss`` without validation data), in the Keras
-  format (``model.load_weights(path)``).
+  format (``model.load_weights(path)``). Both hold the weights being trained: with
+  ``ema_momentum`` their moving average is among the optimizer variables of
+  ``last.ckpt.npz``, and the model :func:`kerasattn.training.train` returns ends on it.
 
 A finished model is saved for translation by :meth:`kerasattn.inference.Translator.save`
 (the kit's one checkpoint format for trained models).

@@ -11,7 +11,8 @@ the same way:
 - optimizer: AdamW (decoupled weight decay, Loshchilov & Hutter 2019) with gradient clipping
   by global norm (``clipnorm``) and, with ``warmup_steps`` (the built-in corpus's settings of
   the Transformer decoders), the warm-up schedule of
-  :class:`kerasattn.training.schedules.TransformerSchedule`;
+  :class:`kerasattn.training.schedules.TransformerSchedule`; optionally it keeps the moving
+  average of the weights, which training ends on (``ema_momentum``);
 - early stopping on the validation loss (the training loss without validation data),
   restoring the best weights at the end;
 - crash-safe checkpoints (:mod:`kerasattn.training.checkpointing`) and resume;
@@ -130,9 +131,9 @@ def make_optimizer(learning_rate: float = 1e-3, weight_decay: float = 1e-4,
         warmup_steps: int >= 1 or None (no schedule).
         ema_momentum: None, or a float in (0, 1): the optimizer also keeps the exponential
             moving average of the weights, ``w_avg = m * w_avg + (1 - m) * w`` after every
-            step (Polyak and Juditsky, 1992), and ``model.fit`` replaces the weights by it
-            when it ends. ``m = 0.998`` averages over about the last 1 / (1 - m) = 500
-            steps.
+            step (an exponential form of Polyak and Juditsky's averaging, 1992), and
+            ``model.fit`` replaces the weights by it when it ends. ``m = 0.998`` averages
+            over about the last 1 / (1 - m) = 500 steps.
 
     Returns:
         A ``keras.optimizers.AdamW``. With a schedule, ``beta_2 = 0.98`` and

@@ -63,17 +63,17 @@ settings its lessons are measured with). A real corpus gets these rules:
   validation loss rises after a few passes while its accuracy and BLEU still rise), and
   which has a feed-forward layer :data:`FFN_MULTIPLE` x ``d_model`` wide there;
 - that ``transformer`` ends on the moving average of its weights over the training steps
-  (``ema_momentum`` = :data:`EMA_MOMENTUM`, about the last 500 steps), not on the last
-  step's: at a constant learning rate the weights still move from batch to batch when the
-  budget ends. Chosen on the gettext English-Spanish pairs of at most 8 words a side
-  (``spa_short.txt``, 11,373 training pairs, about 2,400 steps in 240 s on JAX),
-  ``bench_real_data.py spa_short.txt --budget 240 --models transformer``, one run each
-  (records ``docs/measured/recipe_trials/spa_short_transformer_*.json``): on JAX 35.8 on
-  the last weights (``--set ema_momentum=null``; 35.0-36.2 in earlier runs), 36.4 with
-  momentum 0.995, 37.5 with 0.998, 33.9 with 0.999 (an average over about 1,000 steps keeps
-  weights from early in the run); dropout 0.2 or 0 and label smoothing 0.1 instead scored
-  32.4, 34.0 and 36.5. On torch 37.6 -> 40.1 with 0.998. Checked on the held-out Italian
-  pairs (docs/benchmarks.md).
+  (``ema_momentum`` = :data:`EMA_MOMENTUM`, about the last 500 steps; at most a third of the
+  estimated steps), not on the last step's: at a constant learning rate the weights still
+  move from batch to batch when the budget ends. Chosen on the gettext English-Spanish pairs
+  of at most 8 words a side (``spa_short.txt``, 11,373 training pairs, about 2,400 steps in
+  240 s on JAX), ``bench_real_data.py spa_short.txt --budget 240 --models transformer``, one
+  run each (records ``docs/measured/recipe_trials/spa_short_transformer_*.json``): on JAX
+  35.8 on the last weights (the cell's record; 35.0-36.2 in other runs), 36.4 with momentum
+  0.995, 37.5 with 0.998, 33.9 with 0.999 (an average over about 1,000 steps keeps weights
+  from early in the run); dropout 0.2 or 0 and label smoothing 0.1 instead scored 32.4, 34.0
+  and 36.5. On torch 37.6 -> 40.1 with 0.998. Checked on the held-out Italian pairs
+  (docs/benchmarks.md, "Real sentences").
 """
 from __future__ import annotations
 
@@ -117,11 +117,14 @@ JAX_PAD_MULTIPLE = 16
 #: allows 6 to under 20 passes (Vaswani et al. use 2048 / 512 = 4; the model's default is
 #: 2). Chosen on the gettext English-French pairs of at most 8 words (``fra_short.txt``,
 #: torch, ``bench_real_data.py fra_short.txt --budget 240 --models transformer --set
-#: model.d_ff=512``: BLEU 33.5 against 31.6 with 256) and checked on the held-out Spanish
-#: pairs (``spa_short.txt``: 38.7 against 35.8 on torch).
+#: model.d_ff=512``: BLEU 33.5 against 31.6 with 256) and checked on the Spanish pairs,
+#: then held out (``spa_short.txt``: 38.7 against 35.8 on torch).
 FFN_MULTIPLE = 4
 #: The momentum of the weights' moving average the `transformer` ends on where the budget
-#: allows 6 to under 20 passes (``ema_momentum`` of :func:`kerasattn.training.train`).
+#: allows 6 to under 20 passes (``ema_momentum`` of :func:`kerasattn.training.train`): an
+#: average over about the last 1 / (1 - m) = 500 steps. Lower where the budget is estimated
+#: to allow under 3 / (1 - m) = 1,500 steps, so that the average spans at most a third of
+#: them (the first steps' weights then weigh under e^-3 = 5 % in it).
 EMA_MOMENTUM = 0.998
 #: Training throughput assumed for the estimate, in target tokens per second: a
 #: conservative figure for a busy 2-core laptop CPU (the records of ``bench_real_data.py``
@@ -319,12 +322,16 @@ def recipe_for(model_name: str, stats: dict, backend: str | None = None,
             reasons["early_stopping"] = (
                 "no early stopping: without label smoothing the validation loss rises after "
                 "a few passes while accuracy keeps rising; the budget ends training")
-            train["ema_momentum"] = EMA_MOMENTUM
+            # the average must forget the first steps' weights: it spans at most a third
+            # of the steps the budget is estimated to allow
+            steps = passes * -(-n // batch_size)
+            momentum = round(min(EMA_MOMENTUM, 1 - 3 / steps), 4)
+            train["ema_momentum"] = momentum
             reasons["weight_averaging"] = (
                 f"training ends on the moving average of the weights (momentum "
-                f"{EMA_MOMENTUM:g}, about the last {round(1 / (1 - EMA_MOMENTUM)):,} steps), "
-                "not on the last step's: at a constant learning rate the weights still jump "
-                "from batch to batch when the budget ends")
+                f"{momentum:g}, about the last {round(1 / (1 - momentum)):,} of some "
+                f"{steps:,.0f} steps), not on the last step's: at a constant learning rate "
+                "the weights still jump from batch to batch when the budget ends")
         if bucket:
             train["token_weighting"] = "corpus"
             reasons["token_weighting"] = (
