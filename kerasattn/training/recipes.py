@@ -69,11 +69,11 @@ settings its lessons are measured with). A real corpus gets these rules:
   of at most 8 words a side (``spa_short.txt``, 11,373 training pairs, about 2,400 steps in
   240 s on JAX), ``bench_real_data.py spa_short.txt --budget 240 --models transformer``, one
   run each (records ``docs/measured/recipe_trials/spa_short_transformer_*.json``): on JAX
-  35.8 on the last weights (the cell's record; 35.0-36.2 in other runs), 36.4 with momentum
-  0.995, 37.5 with 0.998, 33.9 with 0.999 (an average over about 1,000 steps keeps weights
-  from early in the run); dropout 0.2 or 0 and label smoothing 0.1 instead scored 32.4, 34.0
-  and 36.5. On torch 37.6 -> 40.1 with 0.998. Checked on the held-out Italian pairs
-  (docs/benchmarks.md, "Real sentences").
+  35.8 on the last weights (``spa_short_jax_last_weights.json``; 35.0-36.2 in other runs),
+  36.4 with momentum 0.995, 37.5 with 0.998, 33.9 with 0.999 (an average over about 1,000
+  steps keeps weights from early in the run); dropout 0.2 or 0 and label smoothing 0.1
+  instead scored 32.4, 34.0 and 36.5. On torch 37.6 -> 40.1 with 0.998. Checked on the
+  held-out Italian pairs (docs/benchmarks.md, "Real sentences").
 """
 from __future__ import annotations
 
