@@ -360,8 +360,8 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
         label_smoothing: float in [0, 1).
         warmup_steps: None, or the warmup length of the Transformer schedule.
         early_stopping_patience: epochs without improvement before stopping, or None to
-            train until ``epochs`` or a time budget ends training, on the last epoch's
-            weights (their moving average with ``ema_momentum``). With early stopping the
+            train until ``epochs`` or a time budget ends training, on the last step's
+            weights, or their moving average with ``ema_momentum``. With early stopping the
             best weights are restored at the end, also when a time budget ends training.
         checkpoint_dir: None, or a directory for crash-safe checkpoints (every epoch).
         resume: continue from ``checkpoint_dir/last.ckpt.npz`` if it exists (weights,

@@ -66,7 +66,7 @@ settings its lessons are measured with). A real corpus gets these rules:
   (``ema_momentum`` = :data:`EMA_MOMENTUM`, about the last 500 steps; at most a third of the
   estimated steps), not on the last step's: at a constant learning rate the weights still
   move from batch to batch when the budget ends. Chosen on the gettext English-Spanish pairs
-  of at most 8 words a side (``spa_short.txt``, 11,373 training pairs, about 2,400 steps in
+  of at most 8 words a side (``spa_short.txt``, 11,373 training pairs, about 2,500 steps in
   240 s on JAX), ``bench_real_data.py spa_short.txt --budget 240 --models transformer``, one
   run each (records ``docs/measured/recipe_trials/spa_short_transformer_*.json``): on JAX
   35.8 on the last weights (``spa_short_jax_last_weights.json``; 35.0-36.2 in other runs),
@@ -117,8 +117,8 @@ JAX_PAD_MULTIPLE = 16
 #: allows 6 to under 20 passes (Vaswani et al. use 2048 / 512 = 4; the model's default is
 #: 2). Chosen on the gettext English-French pairs of at most 8 words (``fra_short.txt``,
 #: torch, ``bench_real_data.py fra_short.txt --budget 240 --models transformer --set
-#: model.d_ff=512``: BLEU 33.5 against 31.6 with 256) and checked on the Spanish pairs,
-#: then held out (``spa_short.txt``: 38.7 against 35.8 on torch).
+#: model.d_ff=512``: BLEU 33.5 against 31.6 with 256) and checked on the Spanish pairs
+#: (``spa_short.txt``: 38.7 against 35.8 on torch).
 FFN_MULTIPLE = 4
 #: The momentum of the weights' moving average the `transformer` ends on where the budget
 #: allows 6 to under 20 passes (``ema_momentum`` of :func:`kerasattn.training.train`): an
