@@ -48,6 +48,14 @@ END_LINE = "<!-- real-data-table: end -->"
 TUNED_ON, HELD_OUT = "tuned on", "held out"
 #: held out of the tuning, but used to check a candidate rule before adopting it
 CHECKED_ON = "held out, checked rules on"
+def _short_pairs(lang: str, stem: str, mark: str) -> tuple[str, str, str]:
+    """A CORPORA entry: the pairs of at most 8 words a side of a gettext catalogue's file."""
+    return (f"gettext {lang}, pairs of <= 8 words a side", mark,
+            f"`python benchmarks/gettext_pairs.py --lang {lang} --max-pairs 20000 --out "
+            f"{stem}.txt`, then the pairs with at most 8 words on each side (the same `awk` "
+            "line)")
+
+
 CORPORA = {
     # file name: (label, whether the recipe's rules were chosen on it, how to make it)
     "jpn-eng.txt": ("Tatoeba jpn-eng", TUNED_ON,
@@ -65,22 +73,10 @@ CORPORA = {
     "spa_short.txt": ("gettext es, pairs of <= 8 words a side", TUNED_ON,
                       "the pairs of `spa.txt` with at most 8 words on each side (the same "
                       "`awk` line)"),
-    "ita_short.txt": ("gettext it, pairs of <= 8 words a side", HELD_OUT,
-                      "`python benchmarks/gettext_pairs.py --lang it --max-pairs 20000 --out "
-                      "ita.txt`, then the pairs with at most 8 words on each side (the same "
-                      "`awk` line)"),
-    "por_short.txt": ("gettext pt_BR, pairs of <= 8 words a side", HELD_OUT,
-                      "`python benchmarks/gettext_pairs.py --lang pt_BR --max-pairs 20000 "
-                      "--out por.txt`, then the pairs with at most 8 words on each side (the "
-                      "same `awk` line)"),
-    "nld_short.txt": ("gettext nl, pairs of <= 8 words a side", HELD_OUT,
-                      "`python benchmarks/gettext_pairs.py --lang nl --max-pairs 20000 --out "
-                      "nld.txt`, then the pairs with at most 8 words on each side (the same "
-                      "`awk` line)"),
-    "fra_short.txt": ("gettext fr, pairs of <= 8 words a side", TUNED_ON,
-                      "`python benchmarks/gettext_pairs.py --lang fr --max-pairs 20000 --out "
-                      "fra.txt`, then the pairs with at most 8 words on each side (the same "
-                      "`awk` line)"),
+    "ita_short.txt": _short_pairs("it", "ita", HELD_OUT),
+    "por_short.txt": _short_pairs("pt_BR", "por", HELD_OUT),
+    "nld_short.txt": _short_pairs("nl", "nld", HELD_OUT),
+    "fra_short.txt": _short_pairs("fr", "fra", TUNED_ON),
 }
 
 
