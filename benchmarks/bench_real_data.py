@@ -401,6 +401,12 @@ def run(args) -> list[dict]:
             if args.overrides:
                 print(f"  {name}: {list(recipe.reasons.values())[-len(args.overrides):]}",
                       flush=True)
+            if {"bucket", "pad_multiple", "batch_size"} & set(args.overrides):
+                src_share, tgt_share = real_token_share(
+                    p.train, recipe.train["batch_size"], kit_batching(recipe), args.seed)
+                print(f"  {name}'s batches with the overrides: {100 * src_share:.1f} % of the "
+                      f"source and {100 * tgt_share:.1f} % of the target positions are real "
+                      "tokens", flush=True)
             keras.utils.set_random_seed(args.seed)
             model = kit_model(name, p, recipe.model_kwargs, args.tiny)
             stop = _CountingBudget(args.budget, anneal)

@@ -89,6 +89,7 @@ def test_bench_prints_kit_and_baseline_side_by_side(tmp_path, capsys, monkeypatc
     assert "the kit's batches: " in out and "keras-hub's batches: " in out
     assert "written without spaces" in out                       # the recipe is printed
     assert "--set batch_size=16" in out and "--set anneal=False" in out
+    assert "transformer's batches with the overrides: " in out   # batch_size changes them
 
 
 def test_set_parses_values_and_rejects_a_missing_equals_sign():

@@ -262,3 +262,63 @@ def test_a_timed_real_data_recipe_keeps_a_constant_rate():
     timed = recipes.recipe_for("bahdanau", stats, "torch", budget_seconds=240, gpu=False)
     assert timed.train["warmup_steps"] is None
     assert "constant learning rate 0.003" in timed.reasons["optimizer"]
+
+
+def _length_groups(lengths, rows_each=128, width=32):
+    """Arrays whose pairs have equal source and target lengths, ``rows_each`` per length."""
+    import numpy as np
+
+    rows = [n for n in lengths for _ in range(rows_each)]
+    a = np.zeros((len(rows), width), dtype="int32")
+    for i, n in enumerate(rows):
+        a[i, :n] = 5
+    return {"encoder_inputs": a, "decoder_inputs": a.copy(), "labels": a.copy()}
+
+
+def test_jax_widths_are_chosen_by_the_passes_a_budget_buys():
+    # lengths 5, 12, 20, 28, two batches of 64 each. Multiples of 8: widths 8/16/24/32, 4
+    # shapes, 2 * 64 * 2 * (8 + 16 + 24 + 32) positions (source + target); multiples of 16:
+    # 16/16/32/32, 2 shapes. Passes bought: (B - 5 * shapes) / positions, equal at B = 70 s.
+    arrays = _length_groups([5, 12, 20, 28])
+    pos8, pos16 = 2 * 64 * 2 * (8 + 16 + 24 + 32), 2 * 64 * 2 * (16 + 16 + 32 + 32)
+
+    def passes(budget, shapes, positions):
+        return (budget - recipes.JAX_COMPILE_SECONDS * shapes) / positions
+
+    for budget in (40, 60, 80, 240):
+        expected = 8 if passes(budget, 4, pos8) > passes(budget, 2, pos16) else 16
+        chosen, why = recipes.choose_pad_multiple(arrays, 64, budget)
+        assert chosen == expected, budget
+        assert f"{budget} s budget" in why and "shapes" in why
+    assert [recipes.choose_pad_multiple(arrays, 64, b)[0] for b in (60, 80)] == [16, 8]
+    # without a budget, compiling is paid once: the smallest multiple
+    chosen, why = recipes.choose_pad_multiple(arrays, 64, None)
+    assert chosen == 8 and "4 batch shapes" in why and "2 shapes and 1.20x" in why
+    # one length: fewer positions and no more shapes, whatever the budget
+    assert recipes.choose_pad_multiple(_length_groups([5]), 64, 20)[0] == 8
+    with pytest.raises(ValueError, match=r"multiples must be ints >= 1; received \(0, 8\)"):
+        recipes.choose_pad_multiple(arrays, 64, 240, multiples=(0, 8))
+
+
+def test_prepare_on_jax_rounds_bucket_widths_to_the_chosen_multiple():
+    import random
+
+    rnd = random.Random(0)
+    words = [f"w{i}" for i in range(300)]
+    pairs = [(" ".join(rnd.choices(words, k=rnd.randint(2, 9))),
+              " ".join(rnd.choices(words, k=rnd.randint(2, 9)))) for _ in range(10000)]
+    corpus = Corpus(train=pairs, valid=pairs[:50], test=pairs[:50])
+    for budget in (240, 30):
+        prepared = recipes.prepare(corpus, "transformer", backend="jax",
+                                   budget_seconds=budget, tokenizer="word")
+        expected, why = recipes.choose_pad_multiple(prepared.train, 64, budget)
+        assert prepared.recipe.train["pad_multiple"] == expected
+        assert why in prepared.recipe.reasons["bucket"]
+        assert f"rounded up to {expected} (" in prepared.recipe.reasons["bucket"]
+    assert {recipes.prepare(corpus, "transformer", backend="jax", budget_seconds=b,
+                            tokenizer="word").recipe.train["pad_multiple"]
+            for b in (240, 30)} == {8, 16}
+    # TensorFlow and torch keep exact widths
+    torch_recipe = recipes.prepare(corpus, "transformer", backend="torch", budget_seconds=240,
+                                   tokenizer="word").recipe
+    assert torch_recipe.train["pad_multiple"] == 1

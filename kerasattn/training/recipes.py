@@ -17,7 +17,9 @@ settings its lessons are measured with). A real corpus gets these rules:
 - batches of 64 (32 under 2,000 pairs, so that a small corpus still gets many updates),
   grouped by target length, then source length, each as wide as its longest pair; on JAX,
   where every width compiles the train step once, only from :data:`JAX_BUCKET_PAIRS` pairs,
-  with widths rounded up to a multiple of :data:`JAX_PAD_MULTIPLE` (16);
+  with widths rounded up to a multiple of 8 or 16, whichever buys more passes in the budget
+  (:func:`choose_pad_multiple`: about :data:`JAX_COMPILE_SECONDS` of compiling per batch
+  shape, against the padded positions of an epoch);
 - a constant learning rate, no warm-up (1e-3 for Transformer decoders, 3e-3 for ``seq2seq``
   and ``bahdanau``, 2e-3 for the multi-head GRU decoders): a run of minutes never reaches
   the useful range of the inverse-square-root decay, and with corpus token weighting a
@@ -86,7 +88,9 @@ __all__ = ["Recipe", "Prepared", "PreparedText", "CorpusRun", "corpus_stats", "r
            "choose_tokenizer", "prepare_text", "prepare", "DECISIONS",
            "train_on_corpus", "bleu_tokenize_for", "SPACELESS_SHARE", "FEW_EPOCHS",
            "SHORT_RUN_EPOCHS", "EMA_MOMENTUM",
-           "CPU_TOKENS_PER_SECOND", "JAX_BUCKET_PAIRS", "JAX_PAD_MULTIPLE", "estimated_epochs"]
+           "CPU_TOKENS_PER_SECOND", "JAX_BUCKET_PAIRS", "JAX_PAD_MULTIPLE",
+           "JAX_PAD_MULTIPLES", "JAX_COMPILE_SECONDS", "choose_pad_multiple",
+           "estimated_epochs"]
 
 #: A side is "written without spaces" when at least this share of its sentences of 8
 #: characters or more contain no space.
@@ -102,17 +106,22 @@ SHORT_RUN_EPOCHS = 20
 #: 39,393 pairs, 240 s, ``transformer``: 7 widths, 4,598 target tokens/s against 3,981 with
 #: every batch padded to the longest pair; a run without a JSON record).
 JAX_BUCKET_PAIRS = 10000
-#: On JAX, batch widths are rounded up to a multiple of this: each (source, target) width
-#: pair compiles the train step once (seconds for a Transformer). With training pairs capped
-#: near 30 tokens, multiples of 16 make about half as many batch shapes as multiples of 8,
-#: for about a third more padding. Measured on gettext English-French pairs of at most 8
-#: words a side (``fra_short.txt``), ``bench_real_data.py fra_short.txt --budget 240
-#: --models transformer --backend jax``, one day, nothing else running: first epoch 66 s,
-#: 15 epochs, BLEU 31.0 with ``--set pad_multiple=8``, against 37 s, 15 epochs and 31.9 with
-#: 16 (records ``recipe_trials/fra_short_transformer_day3_jax_pm8.json``,
-#: ``recipe_trials/fra_short_jax_early_stopping_3.json``): the compilation saved, not BLEU,
-#: is the reason.
+#: On JAX, batch widths are rounded up to a multiple of this until the batches are known
+#: (:func:`recipe_for`); :func:`prepare` then chooses from :data:`JAX_PAD_MULTIPLES`. Each
+#: (source, target) width pair compiles the train step once (seconds for a Transformer).
 JAX_PAD_MULTIPLE = 16
+#: The multiples :func:`prepare` chooses from on JAX once the batches are known
+#: (:func:`choose_pad_multiple`). On the gettext pairs of at most 8 words a side, 240 s,
+#: ``bench_real_data.py FILE --budget 240 --models transformer --backend jax``, multiples of
+#: 8 make about 8 shapes and 0.77x the padded positions of multiples of 16 (4 shapes).
+#: Spanish: 40.4 BLEU in 17 epochs against 37.5 in 14; French: 35.0 and 34.8 (two runs) in
+#: 16-17 against 33.4 in 15 (records ``recipe_trials/{spa,fra}_short_transformer_jax_pm*``,
+#: the Spanish multiples of 16: ``spa_short_transformer_jax_ema998.json``).
+JAX_PAD_MULTIPLES = (8, 16)
+#: Seconds JAX takes to compile the train and evaluation steps for one new batch shape:
+#: 3.3-4.9 s and 0.5-0.8 s for the recipe's `transformer` on a 2-core CPU, against 38-83 ms
+#: per step once compiled (``python benchmarks/bench_jax_compile.py``).
+JAX_COMPILE_SECONDS = 5.0
 #: The `transformer`'s feed-forward width as a multiple of ``d_model`` where the budget
 #: allows 6 to under 20 passes (Vaswani et al. use 2048 / 512 = 4; the model's default is
 #: 2). Chosen on the gettext English-French pairs of at most 8 words (``fra_short.txt``,
@@ -279,7 +288,8 @@ def recipe_for(model_name: str, stats: dict, backend: str | None = None,
     # a large real corpus saves more in padding than the few bucket widths cost to compile
     bucket = bool(base["bucket"] or n >= JAX_BUCKET_PAIRS)
     # TensorFlow traces one shape-generic step and torch runs eagerly: a batch can be
-    # exactly as wide as its longest pair. JAX compiles every width: multiples of 16.
+    # exactly as wide as its longest pair. JAX compiles every width: multiples of 16 until
+    # prepare() sees the batches (choose_pad_multiple)
     pad_multiple = JAX_PAD_MULTIPLE if backend == "jax" else 1
     train = dict(bucket=bucket, pad_multiple=pad_multiple, batch_size=batch_size,
                  learning_rate=learning_rate, warmup_steps=None, label_smoothing=0.1,
@@ -606,11 +616,70 @@ def prepare(corpus, model_name: str, backend: str | None = None,
         recipe.model_kwargs["max_length"] = max(256, 2 * text.max_train_tokens)
     valid_pairs = list(corpus.valid) or list(corpus.train[:1])
     sources, references = group_references(corpus.test)
+    train = make_arrays(text.train_pairs, text.src_vocab, text.tgt_vocab)
+    if recipe.train.get("bucket") and recipe.train.get("pad_multiple", 1) > 1:
+        # JAX: the widths are chosen from the batches themselves
+        multiple, why = choose_pad_multiple(train, recipe.train["batch_size"], budget_seconds)
+        recipe.train["pad_multiple"] = multiple
+        recipe.reasons["bucket"] = recipe.reasons["bucket"].replace(
+            f"rounded up to {JAX_PAD_MULTIPLE}", f"rounded up to {multiple} ({why})")
     return Prepared(recipe=recipe, src_vocab=text.src_vocab, tgt_vocab=text.tgt_vocab,
-                    train=make_arrays(text.train_pairs, text.src_vocab, text.tgt_vocab),
+                    train=train,
                     valid=make_arrays(valid_pairs, text.src_vocab, text.tgt_vocab),
                     test_sources=sources, test_references=references, dropped=text.dropped,
                     stats=text.stats)
+
+
+def choose_pad_multiple(arrays: dict, batch_size: int, budget_seconds: float | None,
+                        multiples=JAX_PAD_MULTIPLES, epochs: int = 3) -> tuple[int, str]:
+    """The multiple JAX rounds batch widths up to, chosen from the batches themselves.
+
+    Each distinct (source, target) batch width compiles the train and evaluation steps once,
+    :data:`JAX_COMPILE_SECONDS` each; an epoch's time grows with its padded positions. A
+    larger multiple makes fewer shapes and more padding. For each candidate, the budget
+    left after compiling its shapes (those of ``epochs`` epochs of length-grouped batches),
+    divided by the padded positions (source + target) of one epoch, measures the passes it
+    buys; the candidate with the most wins. Without a budget, compiling is paid once over a
+    run of many epochs: the smallest multiple.
+
+    Args:
+        arrays: training arrays of :func:`kerasattn.data.make_arrays`.
+        batch_size: rows per batch.
+        budget_seconds: the training budget in seconds, or None.
+        multiples: the candidates, ints >= 1.
+        epochs: epochs of batch plans whose shapes are counted.
+
+    Returns:
+        ``(multiple, reason)``.
+    """
+    from kerasattn.data.batching import _trimmed_widths, batch_plan
+
+    if not multiples or any(isinstance(m, bool) or not isinstance(m, int) or m < 1
+                            for m in multiples):
+        raise ValueError(f"multiples must be ints >= 1; received {multiples!r}")
+    keys = ("encoder_inputs", "decoder_inputs", "labels")
+    figures = {}
+    for m in sorted(set(multiples)):
+        shapes, positions = set(), 0
+        for seed in range(epochs):
+            for idx in batch_plan(arrays, batch_size, True, seed, True):
+                s, t = _trimmed_widths(*(arrays[k][idx] for k in keys), m)
+                shapes.add((s, t))
+                positions += len(idx) * (s + t) if seed == 0 else 0
+        figures[m] = (len(shapes), positions)
+    if budget_seconds is None:
+        best = min(figures)
+    else:
+        best = max(figures, key=lambda m: (budget_seconds - JAX_COMPILE_SECONDS
+                                           * figures[m][0]) / figures[m][1])
+    shapes, positions = figures[best]
+    others = "; ".join(f"{figures[m][0]} shapes and {figures[m][1] / positions:.2f}x the "
+                       f"padded positions with multiples of {m}" for m in figures if m != best)
+    why = (f"{shapes} batch shapes to compile, about {JAX_COMPILE_SECONDS:g} s each, against "
+           f"{others}: " + (f"the most passes in the {budget_seconds:g} s budget"
+                            if budget_seconds is not None else
+                            "compiled once in a run without a time budget"))
+    return best, why
 
 
 #: sacrebleu tokenizers for targets written without spaces (manythings.org codes).
