@@ -322,3 +322,30 @@ def test_prepare_on_jax_rounds_bucket_widths_to_the_chosen_multiple():
     torch_recipe = recipes.prepare(corpus, "transformer", backend="torch", budget_seconds=240,
                                    tokenizer="word").recipe
     assert torch_recipe.train["pad_multiple"] == 1
+
+
+def test_the_course_data_path_settles_the_same_widths(tmp_path):
+    """``kerasattn train --data FILE`` and the lessons get their recipe from
+    ``LessonData.recipe``: on JAX it rounds widths to the multiple chosen from its own
+    training arrays, as ``prepare`` does; other backends keep exact widths."""
+    import random
+
+    import keras
+
+    from kerasattn.course.data import load_data
+    from kerasattn.course.options import Settings
+
+    rnd = random.Random(1)
+    words = [f"w{i}" for i in range(300)]
+    lines = [f"{' '.join(rnd.choices(words, k=rnd.randint(2, 9)))}\t"
+             f"{' '.join(rnd.choices(words, k=rnd.randint(2, 9)))}" for _ in range(12000)]
+    path = tmp_path / "pairs.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    data = load_data(Settings(data=str(path)))
+    recipe = data.recipe("transformer", 240.0)
+    assert recipe.train["bucket"] is True                   # 10,000 training pairs or more
+    if keras.backend.backend() == "jax":
+        expected, why = recipes.choose_pad_multiple(data.train, 64, 240.0)
+        assert recipe.train["pad_multiple"] == expected and why in recipe.reasons["bucket"]
+    else:
+        assert recipe.train["pad_multiple"] == 1

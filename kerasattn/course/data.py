@@ -75,10 +75,11 @@ class LessonData:
         for the built-in one."""
         if not self.real:
             return None
-        from kerasattn.training.recipes import recipe_for
+        from kerasattn.training.recipes import recipe_for, settle_pad_multiple
 
         r = recipe_for(name, self.stats, tokenizer=self.tokenizer,
                        budget_seconds=budget_seconds)
+        settle_pad_multiple(r, self.train, budget_seconds)
         r.max_train_tokens = self.max_train_tokens
         r.reasons = {**self.text_reasons, **{k: v for k, v in r.reasons.items()
                                              if k not in self.text_reasons}}

@@ -90,6 +90,7 @@ __all__ = ["Recipe", "Prepared", "PreparedText", "CorpusRun", "corpus_stats", "r
            "SHORT_RUN_EPOCHS", "EMA_MOMENTUM",
            "CPU_TOKENS_PER_SECOND", "JAX_BUCKET_PAIRS", "JAX_PAD_MULTIPLE",
            "JAX_PAD_MULTIPLES", "JAX_COMPILE_SECONDS", "choose_pad_multiple",
+           "settle_pad_multiple",
            "estimated_epochs"]
 
 #: A side is "written without spaces" when at least this share of its sentences of 8
@@ -617,17 +618,30 @@ def prepare(corpus, model_name: str, backend: str | None = None,
     valid_pairs = list(corpus.valid) or list(corpus.train[:1])
     sources, references = group_references(corpus.test)
     train = make_arrays(text.train_pairs, text.src_vocab, text.tgt_vocab)
-    if recipe.train.get("bucket") and recipe.train.get("pad_multiple", 1) > 1:
-        # JAX: the widths are chosen from the batches themselves
-        multiple, why = choose_pad_multiple(train, recipe.train["batch_size"], budget_seconds)
-        recipe.train["pad_multiple"] = multiple
-        recipe.reasons["bucket"] = recipe.reasons["bucket"].replace(
-            f"rounded up to {JAX_PAD_MULTIPLE}", f"rounded up to {multiple} ({why})")
+    settle_pad_multiple(recipe, train, budget_seconds)
     return Prepared(recipe=recipe, src_vocab=text.src_vocab, tgt_vocab=text.tgt_vocab,
                     train=train,
                     valid=make_arrays(valid_pairs, text.src_vocab, text.tgt_vocab),
                     test_sources=sources, test_references=references, dropped=text.dropped,
                     stats=text.stats)
+
+
+def settle_pad_multiple(recipe: Recipe, arrays: dict, budget_seconds: float | None) -> None:
+    """Round a JAX recipe's bucket widths to the multiple :func:`choose_pad_multiple` picks
+    for these training arrays (in place, with its reason). Other recipes are unchanged.
+
+    Args:
+        recipe: from :func:`recipe_for`.
+        arrays: the training arrays the recipe will train on
+            (:func:`kerasattn.data.make_arrays`).
+        budget_seconds: the training budget the recipe was chosen for, or None.
+    """
+    if not recipe.train.get("bucket") or recipe.train.get("pad_multiple", 1) != JAX_PAD_MULTIPLE:
+        return
+    multiple, why = choose_pad_multiple(arrays, recipe.train["batch_size"], budget_seconds)
+    recipe.train["pad_multiple"] = multiple
+    recipe.reasons["bucket"] = recipe.reasons["bucket"].replace(
+        f"rounded up to {JAX_PAD_MULTIPLE}", f"rounded up to {multiple} ({why})")
 
 
 def choose_pad_multiple(arrays: dict, batch_size: int, budget_seconds: float | None,
