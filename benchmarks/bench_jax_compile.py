@@ -4,14 +4,15 @@ steps of the real-data `transformer`, against the milliseconds of one step once 
 
 Keras on JAX compiles the train step once per input shape (XLA), so batches of many
 widths pay compilations that TensorFlow (one shape-generic graph) and torch (eager) do not;
-the recipe (``kerasattn.training.recipes.JAX_COMPILE_SECONDS``) weighs them against the
-padding that fewer widths cost. The model is the one the recipe builds for a corpus of
+the recipe (``kerasattn.training.recipes.JAX_COMPILE_SECONDS`` and
+``JAX_EVAL_COMPILE_SECONDS``) weighs them against the padding that fewer widths cost. The
+model is the one the recipe builds for a corpus of
 about 11,000 short pairs (2,300 subword pieces a side, ``d_ff`` 512, dropout 0.1, the
 moving average of the weights), fed random token ids; one fresh model per run. Prints
 figures, never asserts.
 
 Usage:
-    python benchmarks/bench_jax_compile.py [--widths 8x8 16x8 8x16 16x16 24x24]
+    python benchmarks/bench_jax_compile.py [--widths 8x8 16x8 8x16 16x16 28x30]
         [--vocab 2300] [--batch-size 64]
 """
 from __future__ import annotations
@@ -24,11 +25,15 @@ import time
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--widths", nargs="+", default=["8x8", "16x8", "8x16", "16x16", "24x24"],
+    p.add_argument("--widths", nargs="+", default=["8x8", "16x8", "8x16", "16x16", "28x30"],
                    help="batch shapes as SOURCExTARGET widths, in the order compiled")
     p.add_argument("--vocab", type=int, default=2300, help="pieces per side (default 2300)")
     p.add_argument("--batch-size", type=int, default=64)
     args = p.parse_args(argv)
+    if args.vocab < 5:
+        p.error(f"--vocab must be >= 5 (4 special tokens and a word); received {args.vocab}")
+    if args.batch_size < 1:
+        p.error(f"--batch-size must be >= 1; received {args.batch_size}")
     shapes = []
     for w in args.widths:
         parts = w.lower().split("x")
@@ -43,6 +48,7 @@ def parse_args(argv=None):
 def main(argv=None) -> int:
     args = parse_args(argv)
     os.environ.setdefault("KERAS_BACKEND", "jax")
+    import jax
     import keras
     import numpy as np
 
@@ -59,7 +65,7 @@ def main(argv=None) -> int:
                                      ema_momentum=0.998)
     rng = np.random.default_rng(0)
     b = args.batch_size
-    print(f"jax {__import__('jax').__version__}, keras {keras.__version__}, batch {b}, "
+    print(f"jax {jax.__version__}, keras {keras.__version__}, batch {b}, "
           f"vocab {args.vocab}")
     print("| source x target | train: compile s | train: step ms | eval: compile s "
           "| eval: step ms |")

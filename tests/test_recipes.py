@@ -264,40 +264,52 @@ def test_a_timed_real_data_recipe_keeps_a_constant_rate():
     assert "constant learning rate 0.003" in timed.reasons["optimizer"]
 
 
-def _length_groups(lengths, rows_each=128, width=32):
-    """Arrays whose pairs have equal source and target lengths, ``rows_each`` per length."""
+def _length_groups(groups, width=32):
+    """Arrays of ``(rows, source length, target length)`` groups, in that order."""
     import numpy as np
 
-    rows = [n for n in lengths for _ in range(rows_each)]
-    a = np.zeros((len(rows), width), dtype="int32")
-    for i, n in enumerate(rows):
-        a[i, :n] = 5
-    return {"encoder_inputs": a, "decoder_inputs": a.copy(), "labels": a.copy()}
+    rows = [(s, t) for n, s, t in groups for _ in range(n)]
+    enc, dec = np.zeros((len(rows), width), "int32"), np.zeros((len(rows), width), "int32")
+    for i, (s, t) in enumerate(rows):
+        enc[i, :s], dec[i, :t] = 5, 5
+    return {"encoder_inputs": enc, "decoder_inputs": dec, "labels": dec.copy()}
 
 
 def test_jax_widths_are_chosen_by_the_passes_a_budget_buys():
-    # lengths 5, 12, 20, 28, two batches of 64 each. Multiples of 8: widths 8/16/24/32, 4
-    # shapes, 2 * 64 * 2 * (8 + 16 + 24 + 32) positions (source + target); multiples of 16:
-    # 16/16/32/32, 2 shapes. Passes bought: (B - 5 * shapes) / positions, equal at B = 70 s.
-    arrays = _length_groups([5, 12, 20, 28])
-    pos8, pos16 = 2 * 64 * 2 * (8 + 16 + 24 + 32), 2 * 64 * 2 * (16 + 16 + 32 + 32)
-
-    def passes(budget, shapes, positions):
-        return (budget - recipes.JAX_COMPILE_SECONDS * shapes) / positions
-
-    for budget in (40, 60, 80, 240):
-        expected = 8 if passes(budget, 4, pos8) > passes(budget, 2, pos16) else 16
-        chosen, why = recipes.choose_pad_multiple(arrays, 64, budget)
-        assert chosen == expected, budget
-        assert f"{budget} s budget" in why and "shapes" in why
-    assert [recipes.choose_pad_multiple(arrays, 64, b)[0] for b in (60, 80)] == [16, 8]
-    # without a budget, compiling is paid once: the smallest multiple
+    # 522 pairs sorted by target length into batches of 64 (exact source x target widths):
+    # 3x5 twice, 10x12 twice (one with 10 rows of 3x5), 18x20 twice, 26x28 twice, and a last
+    # batch of 10 rows at 26x28. Multiples of 8: 8x8, 16x16, 24x24, 32x32 and the 10-row
+    # batch, 5 shapes, 128 * (16 + 32 + 48 + 64) + 10 * 64 = 21,120 positions; multiples
+    # of 16: 16x16, 32x32 and the 10-row batch, 3 shapes, 25,216 positions. Passes bought,
+    # (B - 4.5 * shapes) / positions, are equal at B = 68.9 s.
+    arrays = _length_groups([(138, 3, 5), (128, 10, 12), (128, 18, 20), (128, 26, 28)])
+    assert recipes.JAX_COMPILE_SECONDS == 4.5 and recipes.JAX_EVAL_COMPILE_SECONDS == 0.7
+    assert [recipes.choose_pad_multiple(arrays, 64, b)[0] for b in (60, 68, 70, 240)] == [
+        16, 16, 8, 8]
+    chosen, why = recipes.choose_pad_multiple(arrays, 64, 240)
+    assert why.startswith("5 training and 0 validation batch shapes to compile")
+    assert "against 3 and 0 shapes and 1.19x the padded positions with multiples of 16" in why
+    assert why.endswith("the most passes in the 240 s budget")
+    # validation batches 3x5 and 10x12: two evaluation shapes with multiples of 8, one
+    # with 16; equal passes at B = 73.9 s
+    valid = _length_groups([(64, 3, 5), (64, 10, 12)])
+    assert recipes.choose_pad_multiple(arrays, 64, 71)[0] == 8
+    assert recipes.choose_pad_multiple(arrays, 64, 71, valid)[0] == 16
+    assert recipes.choose_pad_multiple(arrays, 64, 75, valid)[0] == 8
+    # a budget smaller than the compilations buys no pass either way: fewer shapes
+    assert recipes.choose_pad_multiple(arrays, 64, 10)[0] == 16
+    # one length: the same shapes, fewer positions, whatever the budget
+    one = _length_groups([(128, 3, 5)])
+    assert [recipes.choose_pad_multiple(one, 64, b)[0] for b in (2, 240, None)] == [8, 8, 8]
+    # without a budget, compiling is paid once: the fewest positions
     chosen, why = recipes.choose_pad_multiple(arrays, 64, None)
-    assert chosen == 8 and "4 batch shapes" in why and "2 shapes and 1.20x" in why
-    # one length: fewer positions and no more shapes, whatever the budget
-    assert recipes.choose_pad_multiple(_length_groups([5]), 64, 20)[0] == 8
+    assert chosen == 8 and why.endswith("the fewest padded positions, in a run without a "
+                                        "time budget")
     with pytest.raises(ValueError, match=r"multiples must be ints >= 1; received \(0, 8\)"):
         recipes.choose_pad_multiple(arrays, 64, 240, multiples=(0, 8))
+    with pytest.raises(ValueError, match="budget_seconds must be a number > 0 or None; "
+                                         "received 0"):
+        recipes.choose_pad_multiple(arrays, 64, 0)
 
 
 def test_prepare_on_jax_rounds_bucket_widths_to_the_chosen_multiple():
@@ -306,25 +318,25 @@ def test_prepare_on_jax_rounds_bucket_widths_to_the_chosen_multiple():
     rnd = random.Random(0)
     words = [f"w{i}" for i in range(300)]
     pairs = [(" ".join(rnd.choices(words, k=rnd.randint(2, 9))),
-              " ".join(rnd.choices(words, k=rnd.randint(2, 9)))) for _ in range(10000)]
+              " ".join(rnd.choices(words, k=rnd.randint(2, 9)))) for _ in range(10500)]
     corpus = Corpus(train=pairs, valid=pairs[:50], test=pairs[:50])
+    chosen = []
     for budget in (240, 30):
         prepared = recipes.prepare(corpus, "transformer", backend="jax",
                                    budget_seconds=budget, tokenizer="word")
-        expected, why = recipes.choose_pad_multiple(prepared.train, 64, budget)
+        expected, why = recipes.choose_pad_multiple(prepared.train, 64, budget,
+                                                    prepared.valid)
         assert prepared.recipe.train["pad_multiple"] == expected
-        assert why in prepared.recipe.reasons["bucket"]
-        assert f"rounded up to {expected} (" in prepared.recipe.reasons["bucket"]
-    assert {recipes.prepare(corpus, "transformer", backend="jax", budget_seconds=b,
-                            tokenizer="word").recipe.train["pad_multiple"]
-            for b in (240, 30)} == {8, 16}
+        assert f"rounded up to {expected} ({why})" in prepared.recipe.reasons["bucket"]
+        chosen.append(expected)
+    assert chosen == [8, 16]
     # TensorFlow and torch keep exact widths
     torch_recipe = recipes.prepare(corpus, "transformer", backend="torch", budget_seconds=240,
                                    tokenizer="word").recipe
     assert torch_recipe.train["pad_multiple"] == 1
 
 
-def test_the_course_data_path_settles_the_same_widths(tmp_path):
+def test_the_course_data_path_settles_the_same_widths(tmp_path, monkeypatch):
     """``kerasattn train --data FILE`` and the lessons get their recipe from
     ``LessonData.recipe``: on JAX it rounds widths to the multiple chosen from its own
     training arrays, as ``prepare`` does; other backends keep exact widths."""
@@ -342,10 +354,12 @@ def test_the_course_data_path_settles_the_same_widths(tmp_path):
     path = tmp_path / "pairs.txt"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     data = load_data(Settings(data=str(path)))
+    if keras.backend.backend() != "jax":
+        assert data.recipe("transformer", 240.0).train["pad_multiple"] == 1
+    # the recipe as it is on JAX, whatever backend runs the test
+    monkeypatch.setattr(keras.backend, "backend", lambda: "jax")
     recipe = data.recipe("transformer", 240.0)
     assert recipe.train["bucket"] is True                   # 10,000 training pairs or more
-    if keras.backend.backend() == "jax":
-        expected, why = recipes.choose_pad_multiple(data.train, 64, 240.0)
-        assert recipe.train["pad_multiple"] == expected and why in recipe.reasons["bucket"]
-    else:
-        assert recipe.train["pad_multiple"] == 1
+    expected, why = recipes.choose_pad_multiple(data.train, 64, 240.0, data.valid)
+    assert recipe.train["pad_multiple"] == expected == 8
+    assert why in recipe.reasons["bucket"]

@@ -79,7 +79,7 @@ class LessonData:
 
         r = recipe_for(name, self.stats, tokenizer=self.tokenizer,
                        budget_seconds=budget_seconds)
-        settle_pad_multiple(r, self.train, budget_seconds)
+        settle_pad_multiple(r, self.train, budget_seconds, self.valid)
         r.max_train_tokens = self.max_train_tokens
         r.reasons = {**self.text_reasons, **{k: v for k, v in r.reasons.items()
                                              if k not in self.text_reasons}}

@@ -19,7 +19,7 @@ settings its lessons are measured with). A real corpus gets these rules:
   where every width compiles the train step once, only from :data:`JAX_BUCKET_PAIRS` pairs,
   with widths rounded up to a multiple of 8 or 16, whichever buys more passes in the budget
   (:func:`choose_pad_multiple`: about :data:`JAX_COMPILE_SECONDS` of compiling per batch
-  shape, against the padded positions of an epoch);
+  shape, against the padded positions of an epoch; without a budget, 8);
 - a constant learning rate, no warm-up (1e-3 for Transformer decoders, 3e-3 for ``seq2seq``
   and ``bahdanau``, 2e-3 for the multi-head GRU decoders): a run of minutes never reaches
   the useful range of the inverse-square-root decay, and with corpus token weighting a
@@ -89,8 +89,8 @@ __all__ = ["Recipe", "Prepared", "PreparedText", "CorpusRun", "corpus_stats", "r
            "train_on_corpus", "bleu_tokenize_for", "SPACELESS_SHARE", "FEW_EPOCHS",
            "SHORT_RUN_EPOCHS", "EMA_MOMENTUM",
            "CPU_TOKENS_PER_SECOND", "JAX_BUCKET_PAIRS", "JAX_PAD_MULTIPLE",
-           "JAX_PAD_MULTIPLES", "JAX_COMPILE_SECONDS", "choose_pad_multiple",
-           "settle_pad_multiple",
+           "JAX_PAD_MULTIPLES", "JAX_COMPILE_SECONDS", "JAX_EVAL_COMPILE_SECONDS",
+           "choose_pad_multiple", "settle_pad_multiple",
            "estimated_epochs"]
 
 #: A side is "written without spaces" when at least this share of its sentences of 8
@@ -116,13 +116,15 @@ JAX_PAD_MULTIPLE = 16
 #: ``bench_real_data.py FILE --budget 240 --models transformer --backend jax``, multiples of
 #: 8 make about 8 shapes and 0.77x the padded positions of multiples of 16 (4 shapes).
 #: Spanish: 40.4 BLEU in 17 epochs against 37.5 in 14; French: 35.0 and 34.8 (two runs) in
-#: 16-17 against 33.4 in 15 (records ``recipe_trials/{spa,fra}_short_transformer_jax_pm*``,
-#: the Spanish multiples of 16: ``spa_short_transformer_jax_ema998.json``).
+#: 16-17 against 33.4 in 15 (records ``recipe_trials/{spa,fra}_short_transformer_jax_pm*_
+#: ema998*.json``; the Spanish multiples of 16: ``spa_short_transformer_jax_ema998.json``).
 JAX_PAD_MULTIPLES = (8, 16)
-#: Seconds JAX takes to compile the train and evaluation steps for one new batch shape:
-#: 3.3-4.9 s and 0.5-0.8 s for the recipe's `transformer` on a 2-core CPU, against 38-83 ms
-#: per step once compiled (``python benchmarks/bench_jax_compile.py``).
-JAX_COMPILE_SECONDS = 5.0
+#: Seconds JAX takes to compile the train step for one new batch shape, and the evaluation
+#: step: 3.3-4.9 s and 0.5-0.8 s for the recipe's `transformer` on a 2-core CPU, against
+#: 38-122 ms per train step once compiled (``python benchmarks/bench_jax_compile.py``,
+#: ``docs/measured/jax_compile.md``).
+JAX_COMPILE_SECONDS = 4.5
+JAX_EVAL_COMPILE_SECONDS = 0.7
 #: The `transformer`'s feed-forward width as a multiple of ``d_model`` where the budget
 #: allows 6 to under 20 passes (Vaswani et al. use 2048 / 512 = 4; the model's default is
 #: 2). Chosen on the gettext English-French pairs of at most 8 words (``fra_short.txt``,
@@ -618,81 +620,113 @@ def prepare(corpus, model_name: str, backend: str | None = None,
     valid_pairs = list(corpus.valid) or list(corpus.train[:1])
     sources, references = group_references(corpus.test)
     train = make_arrays(text.train_pairs, text.src_vocab, text.tgt_vocab)
-    settle_pad_multiple(recipe, train, budget_seconds)
+    valid = make_arrays(valid_pairs, text.src_vocab, text.tgt_vocab)
+    settle_pad_multiple(recipe, train, budget_seconds, valid)
     return Prepared(recipe=recipe, src_vocab=text.src_vocab, tgt_vocab=text.tgt_vocab,
-                    train=train,
-                    valid=make_arrays(valid_pairs, text.src_vocab, text.tgt_vocab),
+                    train=train, valid=valid,
                     test_sources=sources, test_references=references, dropped=text.dropped,
                     stats=text.stats)
 
 
-def settle_pad_multiple(recipe: Recipe, arrays: dict, budget_seconds: float | None) -> None:
+def settle_pad_multiple(recipe: Recipe, arrays: dict, budget_seconds: float | None,
+                        valid: dict | None = None) -> None:
     """Round a JAX recipe's bucket widths to the multiple :func:`choose_pad_multiple` picks
-    for these training arrays (in place, with its reason). Other recipes are unchanged.
+    for these arrays (in place, with its reason). Other recipes are unchanged.
 
     Args:
-        recipe: from :func:`recipe_for`.
+        recipe: from :func:`recipe_for`, not settled yet (its widths rounded up to
+            :data:`JAX_PAD_MULTIPLE`).
         arrays: the training arrays the recipe will train on
             (:func:`kerasattn.data.make_arrays`).
         budget_seconds: the training budget the recipe was chosen for, or None.
+        valid: the validation arrays, or None.
     """
     if not recipe.train.get("bucket") or recipe.train.get("pad_multiple", 1) != JAX_PAD_MULTIPLE:
         return
-    multiple, why = choose_pad_multiple(arrays, recipe.train["batch_size"], budget_seconds)
+    multiple, why = choose_pad_multiple(arrays, recipe.train["batch_size"], budget_seconds,
+                                        valid)
     recipe.train["pad_multiple"] = multiple
     recipe.reasons["bucket"] = recipe.reasons["bucket"].replace(
         f"rounded up to {JAX_PAD_MULTIPLE}", f"rounded up to {multiple} ({why})")
 
 
+def _exact_widths(arrays: dict, batch_size: int, shuffle: bool) -> list[tuple[int, int, int]]:
+    """(rows, source width, target width) of each length-grouped batch of one epoch, before
+    rounding. With grouping, the batches' lengths do not depend on the shuffle's seed."""
+    from kerasattn.data.batching import _trimmed_widths, batch_plan
+
+    keys = ("encoder_inputs", "decoder_inputs", "labels")
+    return [(len(idx), *_trimmed_widths(*(arrays[k][idx] for k in keys), 1))
+            for idx in batch_plan(arrays, batch_size, shuffle, 0, True)]
+
+
 def choose_pad_multiple(arrays: dict, batch_size: int, budget_seconds: float | None,
-                        multiples=JAX_PAD_MULTIPLES, epochs: int = 3) -> tuple[int, str]:
+                        valid: dict | None = None,
+                        multiples=JAX_PAD_MULTIPLES) -> tuple[int, str]:
     """The multiple JAX rounds batch widths up to, chosen from the batches themselves.
 
-    Each distinct (source, target) batch width compiles the train and evaluation steps once,
-    :data:`JAX_COMPILE_SECONDS` each; an epoch's time grows with its padded positions. A
+    Each distinct batch shape (rows, source width, target width) compiles the train step
+    once, :data:`JAX_COMPILE_SECONDS`, and each validation shape the evaluation step,
+    :data:`JAX_EVAL_COMPILE_SECONDS`; an epoch's time grows with its padded positions. A
     larger multiple makes fewer shapes and more padding. For each candidate, the budget
-    left after compiling its shapes (those of ``epochs`` epochs of length-grouped batches),
-    divided by the padded positions (source + target) of one epoch, measures the passes it
-    buys; the candidate with the most wins. Without a budget, compiling is paid once over a
-    run of many epochs: the smallest multiple.
+    left after compiling its shapes, divided by the padded positions (source + target) of
+    one epoch, measures the passes it buys; the candidate with the most wins (ties: fewer
+    shapes). Without a budget, compiling is paid once over a run of many epochs: the
+    candidate with the fewest padded positions.
 
     Args:
         arrays: training arrays of :func:`kerasattn.data.make_arrays`.
         batch_size: rows per batch.
-        budget_seconds: the training budget in seconds, or None.
+        budget_seconds: the training budget in seconds (a number > 0), or None.
+        valid: the validation arrays (their shapes are counted too), or None.
         multiples: the candidates, ints >= 1.
-        epochs: epochs of batch plans whose shapes are counted.
 
     Returns:
         ``(multiple, reason)``.
-    """
-    from kerasattn.data.batching import _trimmed_widths, batch_plan
 
+    Raises:
+        ValueError: if ``multiples`` or ``budget_seconds`` is not valid.
+    """
     if not multiples or any(isinstance(m, bool) or not isinstance(m, int) or m < 1
                             for m in multiples):
         raise ValueError(f"multiples must be ints >= 1; received {multiples!r}")
-    keys = ("encoder_inputs", "decoder_inputs", "labels")
+    if budget_seconds is not None and (isinstance(budget_seconds, bool) or not isinstance(
+            budget_seconds, (int, float)) or not budget_seconds > 0):
+        raise ValueError(f"budget_seconds must be a number > 0 or None; received "
+                         f"{budget_seconds!r}")
+    caps = (arrays["encoder_inputs"].shape[1], arrays["labels"].shape[1])
+
+    def rounded(widths, m, caps):
+        return [(rows, min(caps[0], -(-s // m) * m), min(caps[1], -(-t // m) * m))
+                for rows, s, t in widths]
+
+    train = _exact_widths(arrays, batch_size, True)
+    checked = [] if valid is None else _exact_widths(valid, batch_size, False)
+    valid_caps = (None if valid is None else
+                  (valid["encoder_inputs"].shape[1], valid["labels"].shape[1]))
     figures = {}
     for m in sorted(set(multiples)):
-        shapes, positions = set(), 0
-        for seed in range(epochs):
-            for idx in batch_plan(arrays, batch_size, True, seed, True):
-                s, t = _trimmed_widths(*(arrays[k][idx] for k in keys), m)
-                shapes.add((s, t))
-                positions += len(idx) * (s + t) if seed == 0 else 0
-        figures[m] = (len(shapes), positions)
+        batches = rounded(train, m, caps)
+        positions = sum(rows * (s + t) for rows, s, t in batches)
+        shapes = len(set(batches))
+        valid_shapes = len(set(rounded(checked, m, valid_caps))) if checked else 0
+        compile_seconds = JAX_COMPILE_SECONDS * shapes + JAX_EVAL_COMPILE_SECONDS * valid_shapes
+        passes = (None if budget_seconds is None
+                  else max(0.0, budget_seconds - compile_seconds) / max(positions, 1))
+        figures[m] = (shapes, valid_shapes, positions, passes)
     if budget_seconds is None:
-        best = min(figures)
+        best = min(figures, key=lambda m: (figures[m][2], figures[m][0]))
     else:
-        best = max(figures, key=lambda m: (budget_seconds - JAX_COMPILE_SECONDS
-                                           * figures[m][0]) / figures[m][1])
-    shapes, positions = figures[best]
-    others = "; ".join(f"{figures[m][0]} shapes and {figures[m][1] / positions:.2f}x the "
-                       f"padded positions with multiples of {m}" for m in figures if m != best)
-    why = (f"{shapes} batch shapes to compile, about {JAX_COMPILE_SECONDS:g} s each, against "
-           f"{others}: " + (f"the most passes in the {budget_seconds:g} s budget"
-                            if budget_seconds is not None else
-                            "compiled once in a run without a time budget"))
+        best = max(figures, key=lambda m: (figures[m][3], -figures[m][0], -figures[m][2]))
+    shapes, valid_shapes, positions, _ = figures[best]
+    what = (f"{shapes} training and {valid_shapes} validation batch shapes to compile "
+            f"(about {JAX_COMPILE_SECONDS:g} s and {JAX_EVAL_COMPILE_SECONDS:g} s each)")
+    others = "; ".join(f"{figures[m][0]} and {figures[m][1]} shapes and "
+                       f"{figures[m][2] / positions:.2f}x the padded positions with "
+                       f"multiples of {m}" for m in figures if m != best)
+    why = what + (f" against {others}" if others else "") + (
+        f": the most passes in the {budget_seconds:g} s budget" if budget_seconds is not None
+        else ": the fewest padded positions, in a run without a time budget")
     return best, why
 
 

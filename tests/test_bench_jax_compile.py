@@ -1,0 +1,48 @@
+"""benchmarks/bench_jax_compile.py: the compile seconds and step milliseconds of each batch
+shape on JAX, with arguments checked and named."""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import keras
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location(
+        "bench_jax_compile", ROOT / "benchmarks" / "bench_jax_compile.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_bad_arguments_are_named(capsys):
+    bench = load_script()
+    assert bench.parse_args(["--widths", "8x16", "24X8"]).shapes == [(8, 16), (24, 8)]
+    for argv, message in ((["--widths", "16by8"], "received '16by8'"),
+                          (["--widths", "0x8"], "received '0x8'"),
+                          (["--vocab", "4"], "--vocab must be >= 5 (4 special tokens and a "
+                                             "word); received 4"),
+                          (["--batch-size", "0"], "--batch-size must be >= 1; received 0")):
+        with pytest.raises(SystemExit):
+            bench.parse_args(argv)
+        assert message in capsys.readouterr().err
+
+
+def test_one_row_per_shape_on_jax_and_a_clear_refusal_elsewhere(capsys):
+    bench = load_script()
+    code = bench.main(["--widths", "3x4", "--vocab", "40", "--batch-size", "2"])
+    out, err = capsys.readouterr()
+    if keras.backend.backend() != "jax":
+        assert code == 2 and "measures JAX's compilation" in err
+        return
+    assert code == 0
+    rows = [line for line in out.splitlines() if line.startswith("| ") and "x" in line
+            and "compile" not in line]
+    assert [r.split("|")[1].strip() for r in rows] == ["3 x 4"]
+    for r in rows:
+        compile_s, step_ms = float(r.split("|")[2]), float(r.split("|")[3])
+        assert compile_s > 0 and step_ms > 0
