@@ -719,8 +719,8 @@ def choose_pad_multiple(arrays: dict, batch_size: int, budget_seconds: float | N
     else:
         best = max(figures, key=lambda m: (figures[m][3], -figures[m][0], -figures[m][2]))
     shapes, valid_shapes, positions, _ = figures[best]
-    what = (f"{shapes} training and {valid_shapes} validation batch shapes to compile "
-            f"(about {JAX_COMPILE_SECONDS:g} s and {JAX_EVAL_COMPILE_SECONDS:g} s each)")
+    what = (f"{shapes} training and {valid_shapes} validation batch shapes to compile, at "
+            f"about {JAX_COMPILE_SECONDS:g} s and {JAX_EVAL_COMPILE_SECONDS:g} s each,")
     others = "; ".join(f"{figures[m][0]} and {figures[m][1]} shapes and "
                        f"{figures[m][2] / positions:.2f}x the padded positions with "
                        f"multiples of {m}" for m in figures if m != best)
