@@ -120,8 +120,8 @@ JAX_PAD_MULTIPLE = 16
 #: ema998*.json``; the Spanish multiples of 16: ``spa_short_transformer_jax_ema998.json``).
 JAX_PAD_MULTIPLES = (8, 16)
 #: Seconds JAX takes to compile the train step for one new batch shape, and the evaluation
-#: step: 3.3-4.9 s and 0.5-0.8 s for the recipe's `transformer` on a 2-core CPU, against
-#: 38-122 ms per train step once compiled (``python benchmarks/bench_jax_compile.py``,
+#: step: 3.1-5.1 s and 0.5-0.7 s for the recipe's `transformer` on a 2-core CPU, against
+#: 39-130 ms per train step once compiled (``python benchmarks/bench_jax_compile.py``,
 #: ``docs/measured/jax_compile.md``).
 JAX_COMPILE_SECONDS = 4.5
 JAX_EVAL_COMPILE_SECONDS = 0.7
