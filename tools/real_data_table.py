@@ -223,8 +223,9 @@ def render(records: list[dict]) -> str:
              "without early stopping and ends it on the weights' moving average where the "
              "budget allows 6 to under 20 passes: add `--set early_stopping_patience=3` to "
              "the command of a row that stopped after 3 epochs, and `--set "
-             "ema_momentum=null` to that of a row that ended on the last weights, to train "
-             "it as it ran.", ""]
+             "ema_momentum=null` to that of a row that ended on the last weights, and on "
+             "JAX `--set pad_multiple=16` to that of a row whose widths are 16, to train it "
+             "as it ran.", ""]
     notes += [lowest_ratios(records), ""]
     notes += [f"- {CORPORA[f][0]}: {CORPORA[f][2]}" if f in CORPORA else f"- {f}"
               for f in files]

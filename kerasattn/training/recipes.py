@@ -114,7 +114,7 @@ JAX_PAD_MULTIPLE = 16
 #: The multiples :func:`prepare` chooses from on JAX once the batches are known
 #: (:func:`choose_pad_multiple`). On the gettext pairs of at most 8 words a side, 240 s,
 #: ``bench_real_data.py FILE --budget 240 --models transformer --backend jax``, multiples of
-#: 8 make about 8 shapes and 0.77x the padded positions of multiples of 16 (4 shapes).
+#: 8 make 9-10 training shapes (16: 5) and 0.72-0.77x the padded positions.
 #: Spanish: 40.4 BLEU in 17 epochs against 37.5 in 14; French: 35.0 and 34.8 (two runs) in
 #: 16-17 against 33.4 in 15 (records ``recipe_trials/{spa,fra}_short_transformer_jax_pm*_
 #: ema998*.json``; the Spanish multiples of 16: ``spa_short_transformer_jax_ema998.json``).
