@@ -77,6 +77,16 @@ def run_in_backend(backend: str, code: str, timeout: float = 300) -> dict:
     return json.loads(last)
 
 
+def load_benchmark(name: str):
+    """The script ``benchmarks/<name>.py`` loaded as a module (benchmarks/ is no package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def other_backends() -> list[str]:
     return [b for b in BACKENDS if b != keras.backend.backend()]
 

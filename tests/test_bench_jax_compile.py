@@ -2,21 +2,13 @@
 shape on JAX, with arguments checked and named."""
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import keras
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import load_benchmark
 
 
 def load_script():
-    spec = importlib.util.spec_from_file_location(
-        "bench_jax_compile", ROOT / "benchmarks" / "bench_jax_compile.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("bench_jax_compile")
 
 
 def test_bad_arguments_are_named(capsys):

@@ -2,22 +2,19 @@
 two-second budget, tiny models; the figures mean nothing, the table must be complete."""
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import keras
 import pytest
 from bleu_reference import record_grouped_scores, sacrebleu_bleu
+from conftest import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 EXCERPT = ROOT / "tests" / "data" / "jpn-eng-excerpt.txt"
 
 
 def load_bench(name="bench_real_data"):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark(name)
 
 
 def test_bench_prints_kit_and_baseline_side_by_side(tmp_path, capsys, monkeypatch):

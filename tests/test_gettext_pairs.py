@@ -2,21 +2,15 @@
 by load_tatoeba."""
 from __future__ import annotations
 
-import importlib.util
 import struct
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import load_benchmark
 
 
 def load_script():
-    spec = importlib.util.spec_from_file_location(
-        "gettext_pairs", ROOT / "benchmarks" / "gettext_pairs.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("gettext_pairs")
 
 
 def write_mo(path: Path, messages: dict) -> None:
