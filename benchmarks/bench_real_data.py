@@ -490,8 +490,8 @@ def machine() -> str:
 
 
 def record(argv, args, corpus_sizes: dict, rows: list[dict]) -> dict:
-    """What ``--json`` writes: the command (file named by its base name), the corpus's
-    split sizes, the machine and the rows. ``tools/real_data_table.py`` reads it."""
+    """What ``--json`` writes: the command (file named by its base name), the seed, the
+    corpus's split sizes, the machine and the rows. ``tools/real_data_table.py`` reads it."""
     words, skip = [], False
     for a in argv:
         if skip or a == "--json" or a.startswith("--json="):   # where it wrote, not what
@@ -499,7 +499,8 @@ def record(argv, args, corpus_sizes: dict, rows: list[dict]) -> dict:
             continue
         words.append(a if a != args.file else Path(args.file).name)
     return dict(command="python benchmarks/bench_real_data.py " + " ".join(words),
-                file=Path(args.file).name, reverse=args.reverse, budget=args.budget,
+                file=Path(args.file).name, reverse=args.reverse, seed=args.seed,
+                budget=args.budget,
                 corpus=corpus_sizes, machine=machine(), rows=rows)
 
 

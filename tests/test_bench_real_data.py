@@ -57,6 +57,7 @@ def test_bench_prints_kit_and_baseline_side_by_side(tmp_path, capsys, monkeypatc
         "python benchmarks/bench_real_data.py jpn-eng-excerpt.txt --reverse --budget 2")
     assert "--json" not in saved["command"]
     assert saved["file"] == "jpn-eng-excerpt.txt" and saved["reverse"] is True
+    assert saved["seed"] == 0                   # the split's, the weights' and the batches'
     assert saved["corpus"]["train"] == 64 and saved["corpus"]["test"] > 0
     assert "cores" in saved["machine"]
     # each row's BLEU is sacrebleu's on that row's translations (English target: 13a), and

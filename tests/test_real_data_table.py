@@ -116,3 +116,33 @@ def test_a_document_without_markers_is_named(tmp_path, capsys):
 
 def test_committed_table_is_current():
     assert rdt.main(["--check"]) == 0
+
+
+def test_runs_with_other_seeds_get_their_own_rows_and_a_mean(tmp_path):
+    def run(seed, kit, script, bah=None):
+        rec = record("por_short.txt", "torch",
+                     [row("transformer", kit, 900.0)]
+                     + ([row("bahdanau", bah, 900.0)] if bah else [])
+                     + [row("keras_io", script, 300.0)])
+        if seed is not None:
+            rec["command"] += f" --seed {seed}"
+        return rec
+    write(tmp_path, "a.json", run(None, 44.0, 40.0, 48.0))     # seed 0, from no --seed
+    write(tmp_path, "b.json", run(2, 33.0, 30.0, 36.0))
+    rec = run(None, 46.0, 40.0, 44.0)
+    rec["seed"] = 1                                             # the field wins
+    write(tmp_path, "c.json", rec)
+    write(tmp_path, "d.json", record("ita_short.txt", "torch", [
+        row("transformer", 12.0, 900.0), row("keras_io", 10.0, 300.0)]))
+    records = rdt.load_records([tmp_path])
+    assert [rdt.record_seed(r) for r in records] == [0, 2, 1, 0]
+    lines = rdt.render(records).splitlines()
+    por = [line for line in lines if line.startswith("| gettext pt_BR")]
+    assert [line.split(" | ")[3] for line in por] == ["torch", "torch, seed 1", "torch, seed 2"]
+    assert ("- gettext pt_BR, pairs of <= 8 words a side, torch, held out, seeds 0, 1, 2: "
+            "`transformer` 1.10x, 1.15x, 1.10x (mean 1.12x); `bahdanau` 1.20x, 1.10x, 1.20x "
+            "(mean 1.17x)") in lines
+    # a cell run once has no such line
+    assert not any(line.startswith("- gettext it") and "seeds" in line for line in lines)
+    # the lowest ratio stays the lowest single run
+    assert "`transformer` 1.10x" in rdt.lowest_ratios(records)

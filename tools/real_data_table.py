@@ -112,6 +112,19 @@ def load_records(paths: list[Path]) -> list[dict]:
     return records
 
 
+def record_seed(record: dict) -> int:
+    """The ``--seed`` a record ran with (its split, initial weights and batch order): the
+    record's ``seed`` field, else its command's ``--seed N``, else bench_real_data's 0."""
+    if "seed" in record:
+        return int(record["seed"])
+    found = re.search(r"--seed[= ](\d+)", record["command"])
+    return int(found.group(1)) if found else 0
+
+
+def _backend(record: dict) -> str:
+    return record["rows"][0]["backend"] if record["rows"] else ""
+
+
 def corpus_label(record: dict) -> tuple[str, str]:
     """(label, tuned on / held out / "") of a record's corpus."""
     label, mark, _ = CORPORA.get(record["file"], (record["file"], "", ""))
@@ -172,13 +185,48 @@ def lowest_ratios(records: list[dict]) -> str:
     return "Lowest BLEU ratio to the script over these runs: " + "; ".join(parts) + "."
 
 
+def seed_means(records: list[dict]) -> list[str]:
+    """One line per (corpus, backend) cell run with more than one seed: each kit model's
+    BLEU ratio to the script run by run, and their mean (each run's script re-runs on that
+    run's split)."""
+    cells: dict[tuple, list[dict]] = {}
+    for r in records:
+        cells.setdefault((corpus_label(r), _backend(r)), []).append(r)
+    lines = []
+    for ((label, mark), backend), runs in cells.items():
+        if len(runs) < 2:
+            continue
+        runs = sorted(runs, key=record_seed)
+        parts = []
+        for m in KIT_MODELS:
+            ratios = []
+            for r in runs:
+                rows = {row["model"]: row for row in r["rows"]}
+                row, base = rows.get(m), rows.get("keras_io")
+                if row and base and base["bleu_single"]:
+                    ratios.append(row["bleu_single"] / base["bleu_single"])
+            if len(ratios) == len(runs):
+                parts.append(f"`{m}` " + ", ".join(f"{x:.2f}x" for x in ratios)
+                             + f" (mean {sum(ratios) / len(ratios):.2f}x)")
+        if parts:
+            seeds = ", ".join(str(record_seed(r)) for r in runs)
+            lines.append(f"- {label}, {backend}" + (f", {mark}" if mark else "")
+                         + f", seeds {seeds}: " + "; ".join(parts))
+    if not lines:
+        return []
+    return (["Cells run with several seeds (the seed moves the train / test split, the initial "
+             "weights and the batch order; the script re-runs on each split), ratio to the "
+             "script per seed:", ""] + lines + [""])
+
+
 def render(records: list[dict]) -> str:
     """The markdown table, the corpora's notes and the commands, as one block."""
     def order(r):
         label, mark = corpus_label(r)
-        backend = r["rows"][0]["backend"] if r["rows"] else ""
+        backend = _backend(r)
         return (mark != TUNED_ON, label,
-                BACKENDS.index(backend) if backend in BACKENDS else len(BACKENDS))
+                BACKENDS.index(backend) if backend in BACKENDS else len(BACKENDS),
+                record_seed(r))
 
     records = sorted(records, key=order)
     beams = sorted({m.split(" + beam ")[1] for r in records for m in
@@ -195,8 +243,9 @@ def render(records: list[dict]) -> str:
         rows = {row["model"]: row for row in r["rows"]}
         label, mark = corpus_label(r)
         first = r["rows"][0] if r["rows"] else {}
+        seed = record_seed(r)
         cells = [label, mark, f"{r['corpus']['train']:,} / {first.get('sources', 0):,}",
-                 first.get("backend", "?"),
+                 first.get("backend", "?") + (f", seed {seed}" if seed else ""),
                  _cell(rows.get("transformer")), _cell(rows.get("bahdanau")),
                  _cell(rows.get("keras_io"))]
         cells += [_cell(rows.get("keras_hub"))] if has_hub else []
@@ -227,6 +276,7 @@ def render(records: list[dict]) -> str:
              "JAX `--set pad_multiple=16` to that of a row whose widths are 16, to train it "
              "as it ran.", ""]
     notes += [lowest_ratios(records), ""]
+    notes += seed_means(records)
     notes += [f"- {CORPORA[f][0]}: {CORPORA[f][2]}" if f in CORPORA else f"- {f}"
               for f in files]
     notes += ["", "Commands (one run each):", ""]
