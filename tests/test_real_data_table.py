@@ -125,11 +125,11 @@ def test_runs_with_other_seeds_get_their_own_rows_and_a_mean(tmp_path):
                      + ([row("bahdanau", bah, 900.0)] if bah else [])
                      + [row("keras_io", script, 300.0)])
         if seed is not None:
-            rec["command"] += f" --seed {seed}"
+            rec["command"] += f" {seed}"
         return rec
     write(tmp_path, "a.json", run(None, 44.0, 40.0, 48.0))     # seed 0, from no --seed
-    write(tmp_path, "b.json", run(2, 33.0, 30.0, 36.0))
-    rec = run(None, 46.0, 40.0, 44.0)
+    write(tmp_path, "b.json", run("--seed=2", 33.0, 30.0, 36.0))
+    rec = run("--seed 5", 46.0, 40.0, 44.0)
     rec["seed"] = 1                                             # the field wins
     write(tmp_path, "c.json", rec)
     write(tmp_path, "d.json", record("ita_short.txt", "torch", [
@@ -142,7 +142,26 @@ def test_runs_with_other_seeds_get_their_own_rows_and_a_mean(tmp_path):
     assert ("- gettext pt_BR, pairs of <= 8 words a side, torch, held out, seeds 0, 1, 2: "
             "`transformer` 1.10x, 1.15x, 1.10x (mean 1.12x); `bahdanau` 1.20x, 1.10x, 1.20x "
             "(mean 1.17x)") in lines
-    # a cell run once has no such line
+    # a cell run once has no such line; the corpora's list has a lead line of its own
     assert not any(line.startswith("- gettext it") and "seeds" in line for line in lines)
-    # the lowest ratio stays the lowest single run
-    assert "`transformer` 1.10x" in rdt.lowest_ratios(records)
+    assert "The corpora:" in lines
+    # the lowest ratio stays the lowest single run, named with its seed
+    write(tmp_path, "b.json", run("--seed=2", 31.5, 30.0, 36.0))
+    records = rdt.load_records([tmp_path])
+    assert "`transformer` 1.05x (gettext pt_BR, pairs of <= 8 words a side, torch, seed 2, " \
+        "held out)" in rdt.lowest_ratios(records)
+    # a run without one kit model: "-" for it, the mean of the others
+    records[1]["rows"] = [x for x in records[1]["rows"] if x["model"] != "bahdanau"]
+    assert any(line.endswith("`bahdanau` 1.20x, 1.10x, - (mean 1.15x)")
+               for line in rdt.render(records).splitlines())
+    # an explicit --seed 0 is seed 0; a null field falls back to the command
+    records[0]["command"] += " --seed 0"
+    records[2]["seed"] = None
+    assert [rdt.record_seed(r) for r in records] == [0, 2, 5, 0]
+    # two runs of one command with one seed are not seeds: named
+    records[2]["command"] = records[2]["command"].replace("--seed 5", "--seed 2")
+    with pytest.raises(rdt.TableError, match="same seed"):
+        rdt.render(records)
+    # another budget is another cell, not another seed
+    records[2]["command"] = records[2]["command"].replace("--backend", "--budget 60 --backend")
+    assert "seeds 0, 2:" in rdt.render(records)
