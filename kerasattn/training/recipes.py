@@ -328,10 +328,9 @@ def recipe_for(model_name: str, stats: dict, backend: str | None = None,
             # stopping on it, and going back to its best epoch, throws the rest of the budget
             # away. `bench_real_data.py FILE --budget 240 --models transformer --set
             # early_stopping_patience=null` against early stopping after 3 epochs, BLEU one
-            # run each (docs/measured/recipe_trials/*_day3_*no_es*.json): fra_short.txt
-            # (tuned on) TensorFlow 29.7 -> 36.0, torch 33.5 -> 34.0, JAX 31.9 -> 32.7;
-            # deu_short.txt (held out) TensorFlow 31.6 (deu_short_tensorflow_early_stopping_3
-            # .json) -> 34.0.
+            # run each (docs/measured/recipe_trials/*_early_stopping_3.json ->
+            # *_day3_*no_es*.json): fra_short.txt (tuned on) TensorFlow 29.7 -> 36.0, torch
+            # 33.5 -> 34.0, JAX 31.9 -> 32.7; deu_short.txt (held out) TensorFlow 31.6 -> 34.0.
             train["early_stopping_patience"] = None
             reasons["early_stopping"] = (
                 "no early stopping: without label smoothing the validation loss rises after "
