@@ -124,9 +124,18 @@ def record_seed(record: dict) -> int:
 
 
 def _without_seed(command: str) -> tuple[str, ...]:
-    """A command's words without its ``--seed N``, in order: two records are runs of one
-    cell with different seeds when these are the same."""
+    """A command's words without its ``--seed N``, sorted (the options' order does not
+    matter): two records are runs of one cell with different seeds when these are equal."""
     return tuple(sorted(SEED.sub(" ", command).split()))
+
+
+def _bleu_ratio(record: dict, model: str) -> float | None:
+    """A kit model's BLEU over the script's in one record, or None if either is missing."""
+    rows = {row["model"]: row for row in record["rows"]}
+    row, base = rows.get(model), rows.get("keras_io")
+    if row and base and base["bleu_single"]:
+        return row["bleu_single"] / base["bleu_single"]
+    return None
 
 
 def _backend(record: dict) -> str:
@@ -178,13 +187,12 @@ def lowest_ratios(records: list[dict]) -> str:
     for m in KIT_MODELS:
         ratios = []
         for r in records:
-            rows = {row["model"]: row for row in r["rows"]}
-            row, base = rows.get(m), rows.get("keras_io")
-            if row and base and base["bleu_single"]:
+            ratio = _bleu_ratio(r, m)
+            if ratio is not None:
                 label, mark = corpus_label(r)
                 seed = record_seed(r)
-                ratios.append((row["bleu_single"] / base["bleu_single"], label, mark,
-                               row["backend"] + (f", seed {seed}" if seed else "")))
+                ratios.append((ratio, label, mark,
+                               _backend(r) + (f", seed {seed}" if seed else "")))
         if ratios:
             ratio, label, mark, backend = min(ratios)
             parts.append(f"`{m}` {ratio:.2f}x ({label}, {backend}"
@@ -214,12 +222,7 @@ def seed_means(records: list[dict]) -> list[str]:
         runs = sorted(runs, key=record_seed)
         parts = []
         for m in KIT_MODELS:
-            ratios = []
-            for r in runs:
-                rows = {row["model"]: row for row in r["rows"]}
-                row, base = rows.get(m), rows.get("keras_io")
-                ok = row and base and base["bleu_single"]
-                ratios.append(row["bleu_single"] / base["bleu_single"] if ok else None)
+            ratios = [_bleu_ratio(r, m) for r in runs]
             have = [x for x in ratios if x is not None]
             if len(have) >= 2:
                 parts.append(f"`{m}` " + ", ".join("-" if x is None else f"{x:.2f}x"
