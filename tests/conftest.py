@@ -77,11 +77,12 @@ def run_in_backend(backend: str, code: str, timeout: float = 300) -> dict:
     return json.loads(last)
 
 
-def load_benchmark(name: str):
-    """The script ``benchmarks/<name>.py`` loaded as a module (benchmarks/ is no package)."""
+def load_script(path: str):
+    """A script of the project (``"benchmarks/bench_real_data.py"``, ``"tools/..."``) loaded
+    as a module: benchmarks/ and tools/ are no packages."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(Path(path).stem, ROOT / path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

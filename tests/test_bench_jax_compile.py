@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import keras
 import pytest
-from conftest import load_benchmark
+from conftest import load_script
 
-
-def load_script():
-    return load_benchmark("bench_jax_compile")
+SCRIPT = "benchmarks/bench_jax_compile.py"
 
 
 def test_bad_arguments_are_named(capsys):
-    bench = load_script()
+    bench = load_script(SCRIPT)
     assert bench.parse_args(["--widths", "8x16", "24X8"]).shapes == [(8, 16), (24, 8)]
     for argv, message in ((["--widths", "16by8"], "received '16by8'"),
                           (["--widths", "0x8"], "received '0x8'"),
@@ -25,7 +23,7 @@ def test_bad_arguments_are_named(capsys):
 
 
 def test_one_row_per_shape_on_jax_and_a_clear_refusal_elsewhere(capsys):
-    bench = load_script()
+    bench = load_script(SCRIPT)
     code = bench.main(["--widths", "3x4", "--vocab", "40", "--batch-size", "2"])
     out, err = capsys.readouterr()
     if keras.backend.backend() != "jax":

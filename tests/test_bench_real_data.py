@@ -7,14 +7,14 @@ from pathlib import Path
 import keras
 import pytest
 from bleu_reference import record_grouped_scores, sacrebleu_bleu
-from conftest import load_benchmark
+from conftest import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 EXCERPT = ROOT / "tests" / "data" / "jpn-eng-excerpt.txt"
 
 
 def load_bench(name="bench_real_data"):
-    return load_benchmark(name)
+    return load_script(f"benchmarks/{name}.py")
 
 
 def test_bench_prints_kit_and_baseline_side_by_side(tmp_path, capsys, monkeypatch):

@@ -6,11 +6,9 @@ import struct
 from pathlib import Path
 
 import pytest
-from conftest import load_benchmark
+from conftest import load_script
 
-
-def load_script():
-    return load_benchmark("gettext_pairs")
+SCRIPT = "benchmarks/gettext_pairs.py"
 
 
 def write_mo(path: Path, messages: dict) -> None:
@@ -41,7 +39,7 @@ HEADER = {b"": b"Content-Type: text/plain; charset=UTF-8\nPlural-Forms: nplurals
 def test_writes_the_sentences_of_the_catalogues_and_load_tatoeba_reads_them(tmp_path):
     from kerasattn.data import load_tatoeba
 
-    script = load_script()
+    script = load_script(SCRIPT)
     locale = tmp_path / "locale"
     messages = {
         b"could not open file %s": "impossible d'ouvrir le fichier %s".encode(),
@@ -77,7 +75,7 @@ def test_writes_the_sentences_of_the_catalogues_and_load_tatoeba_reads_them(tmp_
 
 
 def test_a_language_without_catalogues_names_the_option(tmp_path, capsys):
-    script = load_script()
+    script = load_script(SCRIPT)
     with pytest.raises(SystemExit):
         script.main(["--lang", "xx", "--locale-dir", str(tmp_path), "--out",
                      str(tmp_path / "x.txt")])

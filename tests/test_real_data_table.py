@@ -1,17 +1,12 @@
 """tools/real_data_table.py: docs/benchmarks.md's real-data table from bench records."""
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
+from conftest import load_script
 
-ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("real_data_table",
-                                              ROOT / "tools" / "real_data_table.py")
-rdt = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(rdt)
+rdt = load_script("tools/real_data_table.py")
 
 
 def row(model, bleu, tps, backend="torch"):

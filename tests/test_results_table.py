@@ -1,13 +1,12 @@
 """tools/results_table.py: the README results table generated from lessons' results.json."""
-import importlib.util
 import json
 import time
 from pathlib import Path
 
+from conftest import load_script
+
 ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("rt", ROOT / "tools/results_table.py")
-rt = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(rt)
+rt = load_script("tools/results_table.py")
 
 
 def rec(backend, lesson, models, quick=False, **kw):

@@ -142,6 +142,12 @@ def _backend(record: dict) -> str:
     return record["rows"][0]["backend"] if record["rows"] else ""
 
 
+def _run(record: dict) -> str:
+    """A record's backend, with its seed when it is not 0: "torch", "torch, seed 1"."""
+    seed = record_seed(record)
+    return (_backend(record) or "?") + (f", seed {seed}" if seed else "")
+
+
 def corpus_label(record: dict) -> tuple[str, str]:
     """(label, tuned on / held out / "") of a record's corpus."""
     label, mark, _ = CORPORA.get(record["file"], (record["file"], "", ""))
@@ -189,10 +195,7 @@ def lowest_ratios(records: list[dict]) -> str:
         for r in records:
             ratio = _bleu_ratio(r, m)
             if ratio is not None:
-                label, mark = corpus_label(r)
-                seed = record_seed(r)
-                ratios.append((ratio, label, mark,
-                               _backend(r) + (f", seed {seed}" if seed else "")))
+                ratios.append((ratio, *corpus_label(r), _run(r)))
         if ratios:
             ratio, label, mark, backend = min(ratios)
             parts.append(f"`{m}` {ratio:.2f}x ({label}, {backend}"
@@ -263,9 +266,8 @@ def render(records: list[dict]) -> str:
         rows = {row["model"]: row for row in r["rows"]}
         label, mark = corpus_label(r)
         first = r["rows"][0] if r["rows"] else {}
-        seed = record_seed(r)
         cells = [label, mark, f"{r['corpus']['train']:,} / {first.get('sources', 0):,}",
-                 first.get("backend", "?") + (f", seed {seed}" if seed else ""),
+                 _run(r),
                  _cell(rows.get("transformer")), _cell(rows.get("bahdanau")),
                  _cell(rows.get("keras_io"))]
         cells += [_cell(rows.get("keras_hub"))] if has_hub else []
