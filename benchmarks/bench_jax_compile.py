@@ -13,7 +13,7 @@ figures, never asserts.
 
 Usage:
     python benchmarks/bench_jax_compile.py [--widths 8x8 16x8 8x16 16x16 28x30]
-        [--vocab 2300] [--batch-size 64]
+        [--vocab 2300] [--batch-size 64] [--jax-cache off|DIR]
 """
 from __future__ import annotations
 
@@ -29,6 +29,10 @@ def parse_args(argv=None):
                    help="batch shapes as SOURCExTARGET widths, in the order compiled")
     p.add_argument("--vocab", type=int, default=2300, help="pieces per side (default 2300)")
     p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--jax-cache", default="off", metavar="DIR",
+                   help="the kit's persistent compilation cache (KERASATTN_JAX_CACHE): off "
+                        "(the default: every shape compiled) or a directory (run twice with "
+                        "the same DIR: the second run reads the compiled steps)")
     args = p.parse_args(argv)
     if args.vocab < 5:
         p.error(f"--vocab must be >= 5 (4 special tokens and a word); received {args.vocab}")
@@ -52,12 +56,15 @@ def main(argv=None) -> int:
     import keras
     import numpy as np
 
-    from kerasattn import models, training
+    from kerasattn import backend_utils, models, training
+    from kerasattn._env import JAX_CACHE_ENV
 
     if keras.backend.backend() != "jax":
         print(f"this benchmark measures JAX's compilation; KERAS_BACKEND is "
               f"{keras.backend.backend()!r}", file=sys.stderr)
         return 2
+    os.environ[JAX_CACHE_ENV] = args.jax_cache
+    cache = backend_utils.jax_compilation_cache()   # what training.train does first
     model = models.build_model("transformer", src_vocab_size=args.vocab,
                                tgt_vocab_size=args.vocab, dropout=0.1, d_ff=512,
                                max_position_shift=0, max_length=256)
@@ -66,7 +73,7 @@ def main(argv=None) -> int:
     rng = np.random.default_rng(0)
     b = args.batch_size
     print(f"jax {jax.__version__}, keras {keras.__version__}, batch {b}, "
-          f"vocab {args.vocab}")
+          f"vocab {args.vocab}, compilation cache: {cache or 'none'}")
     print("| source x target | train: compile s | train: step ms | eval: compile s "
           "| eval: step ms |")
     print("|---|---:|---:|---:|---:|")

@@ -29,13 +29,15 @@ decoding only, so only the greedy rows compare the models); the table gives BLEU
 match, and training throughput: target tokens of the batches trained per second of
 training (validation passes excluded for the kit's models and keras-hub's; the keras-io
 script times its epochs itself, validation included; the epoch the budget cuts counts the
-tokens of the batches it ran).
+tokens of the batches it ran). On JAX every run compiles its steps, as a first run does
+(``--jax-cache off``, the default); ``--jax-cache DIR`` keeps them in DIR for the next run
+with the same DIR (the kit's compilation cache, ``KERASATTN_JAX_CACHE``).
 
 Usage:
     python benchmarks/bench_real_data.py FILE [--budget SECONDS] [--models transformer
         bahdanau keras_hub] [--reverse] [--tokenizer auto|word|subword] [--backend jax]
         [--max-test N] [--beam K] [--baseline-batching source|kit] [--tiny] [--json PATH]
-        [--set KEY=VALUE ...]
+        [--set KEY=VALUE ...] [--jax-cache off|DIR]
 
 On a shared machine the figures are noisy: report them with the machine's load.
 """
@@ -44,6 +46,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -52,7 +55,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # this checkout's kerasattn
 sys.path.insert(0, str(ROOT / "benchmarks"))  # keras_io_script, the baseline beside it
 
-from kerasattn._env import add_backend_option  # noqa: E402  (no keras: the backend is free)
+from kerasattn._env import JAX_CACHE_ENV, add_backend_option  # noqa: E402  (no keras yet)
 
 BASELINE = "keras_hub"
 KERAS_IO = "keras_io"
@@ -91,6 +94,10 @@ def parse_args(argv=None):
     p.add_argument("--tiny", action="store_true",
                    help="tiny models (smoke tests only: the figures mean nothing)")
     p.add_argument("--json", default=None, help="also write the results to this file")
+    p.add_argument("--jax-cache", default="off", metavar="DIR",
+                   help="JAX's persistent compilation cache: off (the default: every "
+                        "compilation paid, as on a first run) or a directory (a run after "
+                        "another with the same DIR reads its compiled steps)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a setting of the kit's recipe for an ablation: a keyword "
                         "of training.train (batch_size=32, learning_rate=2e-3), a model "
@@ -508,6 +515,7 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
     select_backend(args.backend)
+    os.environ[JAX_CACHE_ENV] = args.jax_cache
     rows = run(args)
     print(format_table(rows))
     if args.json:

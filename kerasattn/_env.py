@@ -155,6 +155,14 @@ def fast_xla_compile(env: dict) -> dict:
     return env
 
 
+JAX_CACHE_ENV = "KERASATTN_JAX_CACHE"
+"""Environment variable for JAX's persistent compilation cache
+(:func:`kerasattn.backend_utils.jax_compilation_cache`): unset or empty = the kit's cache
+directory (``$XDG_CACHE_HOME/kerasattn/jax``, else ``~/.cache/kerasattn/jax``), ``off`` (or
+``0``, ``false``, ``none``) = none, anything else = the directory to use. JAX runs what it
+reads from the cache: give it a directory only you can write to."""
+
+
 QUIET_ENV = {"TF_CPP_MIN_LOG_LEVEL": "3",  # C++ INFO/WARNING/ERROR logs (cuInit, ...)
              "GRPC_VERBOSITY": "ERROR"}
 """Environment set (unless already set) before TensorFlow is imported."""

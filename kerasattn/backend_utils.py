@@ -10,6 +10,8 @@ import warnings
 import keras
 from keras import ops
 
+from kerasattn._env import JAX_CACHE_ENV
+
 
 def training_jit_compile(jit_compile="auto"):
     """The ``jit_compile`` value :func:`kerasattn.training.compile_for_translation` uses.
@@ -267,6 +269,69 @@ class torch_threads:
         return False
 
 
+# -- JAX: the persistent compilation cache -------------------------------------------------
+
+#: Compilations shorter than this are not written to the cache (JAX's default is 1 s; the
+#: real-data `transformer`'s evaluation step compiles in 0.5-0.7 s, its train step in 3-5 s:
+#: ``benchmarks/bench_jax_compile.py``).
+JAX_CACHE_MIN_COMPILE_SECONDS = 0.3
+
+_jax_cache = {}
+
+
+def default_jax_cache_dir() -> str:
+    """``$XDG_CACHE_HOME/kerasattn/jax``, else ``~/.cache/kerasattn/jax``."""
+    import os
+
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(root, "kerasattn", "jax")
+
+
+def jax_compilation_cache() -> str | None:
+    """Turn on JAX's persistent compilation cache, as ``$KERASATTN_JAX_CACHE`` says
+    (:data:`kerasattn._env.JAX_CACHE_ENV`: unset = :func:`default_jax_cache_dir`, ``off``
+    = none, else a directory; JAX runs what it reads there, so it must be yours alone).
+
+    On JAX every new batch shape compiles the train step (3-5 s on a 2-core CPU); with the
+    cache on, a later run of the same model and shapes (a lesson run again, a second
+    ``kerasattn train``) reads the compiled step from disk instead. A cache directory the
+    user already gave JAX (``JAX_COMPILATION_CACHE_DIR``, ``jax.config``) is kept. A
+    directory that cannot be created is reported once (a warning) and training goes on
+    without the cache. Called by :func:`kerasattn.training.train` and
+    :func:`compile_function`; does nothing on other backends.
+
+    Returns:
+        The cache directory in use, or None (another backend, or no cache).
+    """
+    if keras.backend.backend() != "jax":
+        return None
+    import os
+
+    value = os.environ.get(JAX_CACHE_ENV, "").strip()
+    if value in _jax_cache:
+        return _jax_cache[value]
+    import jax
+
+    path = jax.config.jax_compilation_cache_dir          # the user's own setting wins
+    if path is None and value.lower() not in ("off", "0", "false", "none"):
+        path = os.path.abspath(os.path.expanduser(value or default_jax_cache_dir()))
+        try:
+            os.makedirs(path, exist_ok=True)
+            if not os.access(path, os.W_OK):
+                raise PermissionError(f"not writable: {path!r}")
+        except OSError as err:
+            warnings.warn(f"{JAX_CACHE_ENV}: cannot use {path!r} for JAX's compilation "
+                          f"cache ({err}); compiling without it. Set {JAX_CACHE_ENV} to a "
+                          "writable directory, or to 'off'.", stacklevel=2)
+            path = None
+        else:
+            jax.config.update("jax_compilation_cache_dir", path)
+            jax.config.update("jax_persistent_cache_min_compile_time_secs",
+                              JAX_CACHE_MIN_COMPILE_SECONDS)
+    _jax_cache[value] = path
+    return path
+
+
 # -- compiling a decoding step --------------------------------------------------------
 # JAX: ``jax.jit`` of a *stateless* call: the model's variable values are arguments (inside
 # ``keras.StatelessScope``), so one compiled step serves every later weight update;
@@ -313,6 +378,8 @@ def compile_function(fn, variables, int_args=()):
         return lambda *args: traced(*convert(args))
     if backend == "jax":
         import jax
+
+        jax_compilation_cache()
 
         def stateless(values, *args):
             with keras.StatelessScope(state_mapping=list(zip(variables, values))):

@@ -60,12 +60,18 @@ def _release_compiled_programs():
         gc.collect()
 
 
-def run_in_backend(backend: str, code: str, timeout: float = 300) -> dict:
+def run_in_backend(backend: str, code: str, timeout: float = 300,
+                   env: dict | None = None) -> dict:
     """Run ``code`` in a fresh Python process on ``backend``.
 
     The code must print one JSON object on its last stdout line; it is returned parsed.
+    ``env``: variables to set in the child (a value of None removes the variable).
     """
+    overrides = env or {}
     env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
+    env.update({k: v for k, v in overrides.items() if v is not None})
+    for key in [k for k, v in overrides.items() if v is None]:
+        env.pop(key, None)
     if backend == "jax":   # as in the JAX pass (tools/test_all_backends.py): tiny shapes
         fast_xla_compile(env)
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, env=env,

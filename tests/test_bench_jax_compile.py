@@ -2,9 +2,13 @@
 shape on JAX, with arguments checked and named."""
 from __future__ import annotations
 
+import os
+
 import keras
 import pytest
 from conftest import load_script
+
+from kerasattn._env import JAX_CACHE_ENV
 
 SCRIPT = "benchmarks/bench_jax_compile.py"
 
@@ -12,6 +16,8 @@ SCRIPT = "benchmarks/bench_jax_compile.py"
 def test_bad_arguments_are_named(capsys):
     bench = load_script(SCRIPT)
     assert bench.parse_args(["--widths", "8x16", "24X8"]).shapes == [(8, 16), (24, 8)]
+    assert bench.parse_args([]).jax_cache == "off"
+    assert bench.parse_args(["--jax-cache", "/tmp/c"]).jax_cache == "/tmp/c"
     for argv, message in ((["--widths", "16by8"], "received '16by8'"),
                           (["--widths", "0x8"], "received '0x8'"),
                           (["--vocab", "4"], "--vocab must be >= 5 (4 special tokens and a "
@@ -22,14 +28,17 @@ def test_bad_arguments_are_named(capsys):
         assert message in capsys.readouterr().err
 
 
-def test_one_row_per_shape_on_jax_and_a_clear_refusal_elsewhere(capsys):
+def test_one_row_per_shape_on_jax_and_a_clear_refusal_elsewhere(capsys, monkeypatch,
+                                                                  tmp_path):
     bench = load_script(SCRIPT)
+    monkeypatch.delenv(JAX_CACHE_ENV, raising=False)     # restored after the test
     code = bench.main(["--widths", "3x4", "--vocab", "40", "--batch-size", "2"])
     out, err = capsys.readouterr()
     if keras.backend.backend() != "jax":
         assert code == 2 and "measures JAX's compilation" in err
         return
     assert code == 0
+    assert os.environ[JAX_CACHE_ENV] == "off"     # every shape compiled by default
     rows = [line for line in out.splitlines() if line.startswith("| ") and "x" in line
             and "compile" not in line]
     assert [r.split("|")[1].strip() for r in rows] == ["3 x 4"]

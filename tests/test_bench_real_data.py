@@ -2,12 +2,15 @@
 two-second budget, tiny models; the figures mean nothing, the table must be complete."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import keras
 import pytest
 from bleu_reference import record_grouped_scores, sacrebleu_bleu
 from conftest import load_script
+
+from kerasattn._env import JAX_CACHE_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 EXCERPT = ROOT / "tests" / "data" / "jpn-eng-excerpt.txt"
@@ -22,6 +25,7 @@ def test_bench_prints_kit_and_baseline_side_by_side(tmp_path, capsys, monkeypatc
 
     bench = load_bench()
     scored = record_grouped_scores(monkeypatch)
+    monkeypatch.delenv(JAX_CACHE_ENV, raising=False)     # restored after the test
     # the keras-hub row decodes as an oracle: each test source as its last reference, so
     # its scores are known by hand (tiny models trained for 2 s score about 0 otherwise)
     prepared, real_prepare = [], recipes.prepare
@@ -41,6 +45,7 @@ def test_bench_prints_kit_and_baseline_side_by_side(tmp_path, capsys, monkeypatc
                        "--max-test", "4", "--json", str(out_json), "--beam", "2",
                        "--set", "batch_size=16", "--set", "anneal=false"]) == 0
     out = capsys.readouterr().out
+    assert os.environ[JAX_CACHE_ENV] == "off"     # every compilation paid, as on a first run
     table = [line for line in out.splitlines() if line.startswith("| ")]
     assert table[0].startswith("| backend | model |") and "BLEU multi-ref" in table[0]
     backend = keras.backend.backend()

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kerasattn._env import fast_xla_compile
+from kerasattn._env import JAX_CACHE_ENV, fast_xla_compile
 from kerasattn.grader.outcomes import (
     _clean_error,
     _evaluate,
@@ -66,7 +66,9 @@ class Worker:
         self.info = {}
         self.starts = 0
 
-    def start(self) -> None:
+    def environment(self) -> dict:
+        """The worker's environment: the caller's, less anything secret, with the backend,
+        the kit on the path, and JAX's compilation cache only where this run owns it."""
         secret = re.compile(r"TOKEN|SECRET|PASSW|CREDENTIAL|API_KEY|AUTH", re.I)
         env = {k: v for k, v in os.environ.items() if not secret.search(k)}
         env.update(KERAS_BACKEND=self.backend, TF_CPP_MIN_LOG_LEVEL="3",
@@ -79,6 +81,10 @@ class Worker:
             # Tiny shapes: XLA's compile time dominates, not run time. Skipping the expensive
             # LLVM passes compiles each eager op about a quarter faster (measured).
             fast_xla_compile(env)
+        # JAX runs what it reads from a compilation cache: the kit's own cache
+        # (backend_utils.jax_compilation_cache) stays off in a worker, so a submission
+        # never writes one that a later run would trust
+        env[JAX_CACHE_ENV] = "off"
         if not self.jax_cache:   # only a trusted run's own cache, never one from the caller
             for key in [k for k in env if k.startswith(("JAX_COMPILATION_CACHE",
                                                         "JAX_PERSISTENT_CACHE"))]:
@@ -92,6 +98,10 @@ class Worker:
                        JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES="none",
                        JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
                        JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="0")
+        return env
+
+    def start(self) -> None:
+        env = self.environment()
         self.errlog = open(os.path.join(self.scratch, f"worker-{self.backend}.log"), "ab")
         t0 = time.monotonic()
         self.proc = subprocess.Popen([sys.executable, "-m", "kerasattn.grader.worker"],

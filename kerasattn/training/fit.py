@@ -431,6 +431,7 @@ def train(model: keras.Model, train_data, valid_data=None, *, epochs: int = 20,
         raise ValueError("`resume=True` needs a `checkpoint_dir`; received "
                          "checkpoint_dir=None.")
     backend_utils.torch_threads(torch_threads)              # validates the argument
+    backend_utils.jax_compilation_cache()                   # JAX only
     forcing = None
     if teacher_forcing is not None:
         forcing = (teacher_forcing if isinstance(teacher_forcing, TeacherForcingSchedule)
