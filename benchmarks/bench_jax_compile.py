@@ -52,18 +52,21 @@ def parse_args(argv=None):
 def main(argv=None) -> int:
     args = parse_args(argv)
     os.environ.setdefault("KERAS_BACKEND", "jax")
+    from kerasattn._env import JAX_CACHE_ENV, JAX_CACHE_OFF  # no keras, no jax
+
+    os.environ[JAX_CACHE_ENV] = args.jax_cache
+    if args.jax_cache.lower() in JAX_CACHE_OFF:   # every shape compiled, as on a first run
+        os.environ.pop("JAX_COMPILATION_CACHE_DIR", None)
     import jax
     import keras
     import numpy as np
 
     from kerasattn import backend_utils, models, training
-    from kerasattn._env import JAX_CACHE_ENV
 
     if keras.backend.backend() != "jax":
         print(f"this benchmark measures JAX's compilation; KERAS_BACKEND is "
               f"{keras.backend.backend()!r}", file=sys.stderr)
         return 2
-    os.environ[JAX_CACHE_ENV] = args.jax_cache
     cache = backend_utils.jax_compilation_cache()   # what training.train does first
     model = models.build_model("transformer", src_vocab_size=args.vocab,
                                tgt_vocab_size=args.vocab, dropout=0.1, d_ff=512,

@@ -55,7 +55,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # this checkout's kerasattn
 sys.path.insert(0, str(ROOT / "benchmarks"))  # keras_io_script, the baseline beside it
 
-from kerasattn._env import JAX_CACHE_ENV, add_backend_option  # noqa: E402  (no keras yet)
+from kerasattn._env import (  # noqa: E402  (no keras yet: the backend is free)
+    JAX_CACHE_ENV,
+    JAX_CACHE_OFF,
+    add_backend_option,
+)
 
 BASELINE = "keras_hub"
 KERAS_IO = "keras_io"
@@ -505,9 +509,12 @@ def record(argv, args, corpus_sizes: dict, rows: list[dict]) -> dict:
             skip = a == "--json" and not skip
             continue
         words.append(a if a != args.file else Path(args.file).name)
+    jax = sys.modules.get("jax")
     return dict(command="python benchmarks/bench_real_data.py " + " ".join(words),
                 file=Path(args.file).name, reverse=args.reverse, seed=args.seed,
                 budget=args.budget,
+                # the compilation cache JAX read and wrote (None: every step compiled)
+                jax_cache=jax.config.jax_compilation_cache_dir if jax else None,
                 corpus=corpus_sizes, machine=machine(), rows=rows)
 
 
@@ -516,6 +523,8 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     select_backend(args.backend)
     os.environ[JAX_CACHE_ENV] = args.jax_cache
+    if args.jax_cache.lower() in JAX_CACHE_OFF:   # a first run: no cache of JAX's own either
+        os.environ.pop("JAX_COMPILATION_CACHE_DIR", None)
     rows = run(args)
     print(format_table(rows))
     if args.json:

@@ -162,6 +162,9 @@ directory (``$XDG_CACHE_HOME/kerasattn/jax``, else ``~/.cache/kerasattn/jax``), 
 ``0``, ``false``, ``none``) = none, anything else = the directory to use. JAX runs what it
 reads from the cache: give it a directory only you can write to."""
 
+JAX_CACHE_OFF = ("off", "0", "false", "none")
+"""Values of :data:`JAX_CACHE_ENV` that turn the kit's cache off (any letter case)."""
+
 
 QUIET_ENV = {"TF_CPP_MIN_LOG_LEVEL": "3",  # C++ INFO/WARNING/ERROR logs (cuInit, ...)
              "GRPC_VERBOSITY": "ERROR"}

@@ -10,7 +10,7 @@ import warnings
 import keras
 from keras import ops
 
-from kerasattn._env import JAX_CACHE_ENV
+from kerasattn._env import JAX_CACHE_ENV, JAX_CACHE_OFF
 
 
 def training_jit_compile(jit_compile="auto"):
@@ -272,64 +272,88 @@ class torch_threads:
 # -- JAX: the persistent compilation cache -------------------------------------------------
 
 #: Compilations shorter than this are not written to the cache (JAX's default is 1 s; the
-#: real-data `transformer`'s evaluation step compiles in 0.5-0.7 s, its train step in 3-5 s:
-#: ``benchmarks/bench_jax_compile.py``).
+#: real-data `transformer`'s evaluation step compiles in 0.5-0.9 s, its train step in
+#: 3-6 s: ``docs/measured/jax_compile.md``). A value the user gave JAX
+#: (``JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS``) is kept.
 JAX_CACHE_MIN_COMPILE_SECONDS = 0.3
 
-_jax_cache = {}
+_jax_cache_tried = set()   # values of $KERASATTN_JAX_CACHE already acted on (warned once)
 
 
 def default_jax_cache_dir() -> str:
-    """``$XDG_CACHE_HOME/kerasattn/jax``, else ``~/.cache/kerasattn/jax``."""
+    """The kit's JAX compilation cache directory.
+
+    Returns:
+        ``$XDG_CACHE_HOME/kerasattn/jax``, else ``~/.cache/kerasattn/jax``.
+    """
     import os
 
     root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(root, "kerasattn", "jax")
 
 
-def jax_compilation_cache() -> str | None:
-    """Turn on JAX's persistent compilation cache, as ``$KERASATTN_JAX_CACHE`` says
-    (:data:`kerasattn._env.JAX_CACHE_ENV`: unset = :func:`default_jax_cache_dir`, ``off``
-    = none, else a directory; JAX runs what it reads there, so it must be yours alone).
+def _private_dir(path: str) -> None:
+    """Create ``path`` (mode 0o700) if needed; raise OSError unless it is a directory of
+    this user that no one else can write to (JAX runs what it reads from a cache)."""
+    import os
+    import stat
 
-    On JAX every new batch shape compiles the train step (3-5 s on a 2-core CPU); with the
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    info = os.stat(path)
+    if not stat.S_ISDIR(info.st_mode):
+        raise NotADirectoryError(f"not a directory: {path!r}")
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        raise PermissionError(f"owned by another user (uid {info.st_uid}): {path!r}")
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise PermissionError(f"others can write to it (mode {stat.S_IMODE(info.st_mode):o}): "
+                              f"{path!r}")
+    if not os.access(path, os.W_OK):
+        raise PermissionError(f"not writable: {path!r}")
+
+
+def jax_compilation_cache() -> str | None:
+    """Turn on JAX's persistent compilation cache as ``$KERASATTN_JAX_CACHE`` says.
+
+    On JAX every new batch shape compiles the train step (3-6 s on a 2-core CPU); with the
     cache on, a later run of the same model and shapes (a lesson run again, a second
-    ``kerasattn train``) reads the compiled step from disk instead. A cache directory the
-    user already gave JAX (``JAX_COMPILATION_CACHE_DIR``, ``jax.config``) is kept. A
-    directory that cannot be created is reported once (a warning) and training goes on
-    without the cache. Called by :func:`kerasattn.training.train` and
-    :func:`compile_function`; does nothing on other backends.
+    ``kerasattn train``) reads the compiled step from disk instead.
+    :data:`kerasattn._env.JAX_CACHE_ENV` unset or empty: :func:`default_jax_cache_dir`;
+    one of :data:`kerasattn._env.JAX_CACHE_OFF`: none; else the directory to use. The
+    kit's directory is created private (mode 0o700); one that is not this user's alone or
+    cannot be created is reported (a warning naming it and the value received) and
+    training goes on without a cache: JAX runs what it reads there. A cache the user gave
+    JAX (``JAX_COMPILATION_CACHE_DIR``, ``jax.config``) is used as it is, whatever the
+    variable says; once a cache is on, JAX keeps it for the rest of the process. Called by
+    :func:`kerasattn.training.train` and :func:`compile_function`; does nothing on other
+    backends.
 
     Returns:
-        The cache directory in use, or None (another backend, or no cache).
+        The cache directory JAX uses, or None (another backend, or no cache).
     """
     if keras.backend.backend() != "jax":
         return None
     import os
 
-    value = os.environ.get(JAX_CACHE_ENV, "").strip()
-    if value in _jax_cache:
-        return _jax_cache[value]
     import jax
 
-    path = jax.config.jax_compilation_cache_dir          # the user's own setting wins
-    if path is None and value.lower() not in ("off", "0", "false", "none"):
+    value = os.environ.get(JAX_CACHE_ENV, "").strip()
+    if (value not in _jax_cache_tried and jax.config.jax_compilation_cache_dir is None
+            and value.lower() not in JAX_CACHE_OFF):
+        _jax_cache_tried.add(value)
         path = os.path.abspath(os.path.expanduser(value or default_jax_cache_dir()))
         try:
-            os.makedirs(path, exist_ok=True)
-            if not os.access(path, os.W_OK):
-                raise PermissionError(f"not writable: {path!r}")
+            _private_dir(path)
         except OSError as err:
             warnings.warn(f"{JAX_CACHE_ENV}: cannot use {path!r} for JAX's compilation "
-                          f"cache ({err}); compiling without it. Set {JAX_CACHE_ENV} to a "
-                          "writable directory, or to 'off'.", stacklevel=2)
-            path = None
+                          f"cache ({err}); compiling without it (received "
+                          f"{JAX_CACHE_ENV}={value!r}). Set it to a directory of your own, "
+                          "or to 'off'.", stacklevel=2)
         else:
             jax.config.update("jax_compilation_cache_dir", path)
-            jax.config.update("jax_persistent_cache_min_compile_time_secs",
-                              JAX_CACHE_MIN_COMPILE_SECONDS)
-    _jax_cache[value] = path
-    return path
+            if "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS" not in os.environ:
+                jax.config.update("jax_persistent_cache_min_compile_time_secs",
+                                  JAX_CACHE_MIN_COMPILE_SECONDS)
+    return jax.config.jax_compilation_cache_dir
 
 
 # -- compiling a decoding step --------------------------------------------------------

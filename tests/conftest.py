@@ -20,7 +20,12 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 # kerasattn first: importing it keeps TensorFlow's start-up messages out of the test output
 from kerasattn._env import BACKENDS, MODEL_NAMES  # noqa: E402,F401,I001  (re-exported to the tests)
-from kerasattn._env import fast_xla_compile  # noqa: E402
+from kerasattn._env import JAX_CACHE_ENV, fast_xla_compile  # noqa: E402
+
+# the suite never writes the kit's JAX cache into the user's ~/.cache (tests and their child
+# processes; tools/test_all_backends.py gives the JAX pass a cache of its own, which the kit
+# uses as it is)
+os.environ.setdefault(JAX_CACHE_ENV, "off")
 
 import keras  # noqa: E402
 

@@ -31,7 +31,9 @@ def test_bad_arguments_are_named(capsys):
 def test_one_row_per_shape_on_jax_and_a_clear_refusal_elsewhere(capsys, monkeypatch,
                                                                   tmp_path):
     bench = load_script(SCRIPT)
-    monkeypatch.delenv(JAX_CACHE_ENV, raising=False)     # restored after the test
+    # the benchmark sets the first and drops the second (a first run): both restored after
+    monkeypatch.setenv(JAX_CACHE_ENV, "")
+    monkeypatch.setenv("JAX_COMPILATION_CACHE_DIR", str(tmp_path / "jax_cache_of_the_user"))
     code = bench.main(["--widths", "3x4", "--vocab", "40", "--batch-size", "2"])
     out, err = capsys.readouterr()
     if keras.backend.backend() != "jax":
@@ -39,6 +41,9 @@ def test_one_row_per_shape_on_jax_and_a_clear_refusal_elsewhere(capsys, monkeypa
         return
     assert code == 0
     assert os.environ[JAX_CACHE_ENV] == "off"     # every shape compiled by default
+    assert "JAX_COMPILATION_CACHE_DIR" not in os.environ
+    import jax
+    assert f"compilation cache: {jax.config.jax_compilation_cache_dir or 'none'}" in out
     rows = [line for line in out.splitlines() if line.startswith("| ") and "x" in line
             and "compile" not in line]
     assert [r.split("|")[1].strip() for r in rows] == ["3 x 4"]
