@@ -52,11 +52,10 @@ def parse_args(argv=None):
 def main(argv=None) -> int:
     args = parse_args(argv)
     os.environ.setdefault("KERAS_BACKEND", "jax")
-    from kerasattn._env import JAX_CACHE_ENV, JAX_CACHE_OFF  # no keras, no jax
+    from kerasattn._env import JAX_CACHE_ENV  # no keras, no jax
 
-    os.environ[JAX_CACHE_ENV] = args.jax_cache
-    if args.jax_cache.lower() in JAX_CACHE_OFF:   # every shape compiled, as on a first run
-        os.environ.pop("JAX_COMPILATION_CACHE_DIR", None)
+    os.environ[JAX_CACHE_ENV] = args.jax_cache    # --jax-cache alone decides the cache:
+    os.environ.pop("JAX_COMPILATION_CACHE_DIR", None)   # not one given to JAX outside
     import jax
     import keras
     import numpy as np

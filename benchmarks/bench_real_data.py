@@ -57,7 +57,6 @@ sys.path.insert(0, str(ROOT / "benchmarks"))  # keras_io_script, the baseline be
 
 from kerasattn._env import (  # noqa: E402  (no keras yet: the backend is free)
     JAX_CACHE_ENV,
-    JAX_CACHE_OFF,
     add_backend_option,
 )
 
@@ -502,14 +501,16 @@ def machine() -> str:
 
 def record(argv, args, corpus_sizes: dict, rows: list[dict]) -> dict:
     """What ``--json`` writes: the command (file named by its base name), the seed, the
-    corpus's split sizes, the machine and the rows. ``tools/real_data_table.py`` reads it."""
+    corpus's split sizes, the compilation cache JAX used (``jax_cache``: None on a first run
+    and on the other backends), the machine and the rows. ``tools/real_data_table.py``
+    reads it."""
     words, skip = [], False
     for a in argv:
         if skip or a == "--json" or a.startswith("--json="):   # where it wrote, not what
             skip = a == "--json" and not skip
             continue
         words.append(a if a != args.file else Path(args.file).name)
-    jax = sys.modules.get("jax")
+    jax = sys.modules.get("jax") if sys.modules["keras"].backend.backend() == "jax" else None
     return dict(command="python benchmarks/bench_real_data.py " + " ".join(words),
                 file=Path(args.file).name, reverse=args.reverse, seed=args.seed,
                 budget=args.budget,
@@ -522,9 +523,8 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
     select_backend(args.backend)
-    os.environ[JAX_CACHE_ENV] = args.jax_cache
-    if args.jax_cache.lower() in JAX_CACHE_OFF:   # a first run: no cache of JAX's own either
-        os.environ.pop("JAX_COMPILATION_CACHE_DIR", None)
+    os.environ[JAX_CACHE_ENV] = args.jax_cache    # --jax-cache alone decides the cache:
+    os.environ.pop("JAX_COMPILATION_CACHE_DIR", None)   # not one given to JAX outside
     rows = run(args)
     print(format_table(rows))
     if args.json:

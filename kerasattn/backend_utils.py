@@ -292,9 +292,13 @@ def default_jax_cache_dir() -> str:
     return os.path.join(root, "kerasattn", "jax")
 
 
-def _private_dir(path: str) -> None:
+def _private_dir(path: str, tighten: bool = False) -> None:
     """Create ``path`` (mode 0o700) if needed; raise OSError unless it is a directory of
-    this user that no one else can write to (JAX runs what it reads from a cache)."""
+    this user that no one else can write to (JAX runs what it reads from a cache).
+
+    ``tighten``: a directory of this user that others can write to is made 0o700 instead
+    (the kit's own directory). Ownership and modes are not checked on Windows.
+    """
     import os
     import stat
 
@@ -302,11 +306,15 @@ def _private_dir(path: str) -> None:
     info = os.stat(path)
     if not stat.S_ISDIR(info.st_mode):
         raise NotADirectoryError(f"not a directory: {path!r}")
-    if hasattr(os, "getuid") and info.st_uid != os.getuid():
-        raise PermissionError(f"owned by another user (uid {info.st_uid}): {path!r}")
-    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        raise PermissionError(f"others can write to it (mode {stat.S_IMODE(info.st_mode):o}): "
-                              f"{path!r}")
+    if os.name != "nt":
+        if info.st_uid != os.getuid():
+            raise PermissionError(f"owned by another user (uid {info.st_uid}): {path!r}")
+        if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            if not tighten:
+                raise PermissionError(
+                    f"others can write to it (mode {stat.S_IMODE(info.st_mode):o}; "
+                    f"`chmod go-w {path}` makes it yours alone): {path!r}")
+            os.chmod(path, 0o700)
     if not os.access(path, os.W_OK):
         raise PermissionError(f"not writable: {path!r}")
 
@@ -319,9 +327,10 @@ def jax_compilation_cache() -> str | None:
     ``kerasattn train``) reads the compiled step from disk instead.
     :data:`kerasattn._env.JAX_CACHE_ENV` unset or empty: :func:`default_jax_cache_dir`;
     one of :data:`kerasattn._env.JAX_CACHE_OFF`: none; else the directory to use. The
-    kit's directory is created private (mode 0o700); one that is not this user's alone or
-    cannot be created is reported (a warning naming it and the value received) and
-    training goes on without a cache: JAX runs what it reads there. A cache the user gave
+    directory is created private (mode 0o700; the kit's default one is made so if others
+    can write to it); one that is not this user's alone or cannot be created is reported
+    (a warning naming it and the value received) and training goes on without a cache:
+    JAX runs what it reads there. A cache the user gave
     JAX (``JAX_COMPILATION_CACHE_DIR``, ``jax.config``) is used as it is, whatever the
     variable says; once a cache is on, JAX keeps it for the rest of the process. Called by
     :func:`kerasattn.training.train` and :func:`compile_function`; does nothing on other
@@ -342,17 +351,19 @@ def jax_compilation_cache() -> str | None:
         _jax_cache_tried.add(value)
         path = os.path.abspath(os.path.expanduser(value or default_jax_cache_dir()))
         try:
-            _private_dir(path)
+            _private_dir(path, tighten=not value)
         except OSError as err:
             warnings.warn(f"{JAX_CACHE_ENV}: cannot use {path!r} for JAX's compilation "
                           f"cache ({err}); compiling without it (received "
                           f"{JAX_CACHE_ENV}={value!r}). Set it to a directory of your own, "
-                          "or to 'off'.", stacklevel=2)
+                          "or to 'off'.", stacklevel=3)
         else:
             jax.config.update("jax_compilation_cache_dir", path)
             if "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS" not in os.environ:
                 jax.config.update("jax_persistent_cache_min_compile_time_secs",
                                   JAX_CACHE_MIN_COMPILE_SECONDS)
+    if not jax.config.jax_enable_compilation_cache:
+        return None
     return jax.config.jax_compilation_cache_dir
 
 

@@ -3,6 +3,9 @@ shape on JAX, with arguments checked and named."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import keras
 import pytest
@@ -11,6 +14,7 @@ from conftest import load_script
 from kerasattn._env import JAX_CACHE_ENV
 
 SCRIPT = "benchmarks/bench_jax_compile.py"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_bad_arguments_are_named(capsys):
@@ -40,10 +44,19 @@ def test_one_row_per_shape_on_jax_and_a_clear_refusal_elsewhere(capsys, monkeypa
         assert code == 2 and "measures JAX's compilation" in err
         return
     assert code == 0
-    assert os.environ[JAX_CACHE_ENV] == "off"     # every shape compiled by default
+    assert os.environ[JAX_CACHE_ENV] == "off"     # the default: a first run
     assert "JAX_COMPILATION_CACHE_DIR" not in os.environ
-    import jax
-    assert f"compilation cache: {jax.config.jax_compilation_cache_dir or 'none'}" in out
+    # in a process of its own, a JAX cache in the environment is dropped by default, and
+    # --jax-cache DIR is the cache used
+    for argv, cache in (([], "none"), (["--jax-cache", str(tmp_path / "c")],
+                                        str(tmp_path / "c"))):
+        env = dict(os.environ, KERAS_BACKEND="jax",
+                   JAX_COMPILATION_CACHE_DIR=str(tmp_path / "users_cache"))
+        proc = subprocess.run([sys.executable, SCRIPT, "--widths", "3x4", "--vocab", "40",
+                               "--batch-size", "2", *argv], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert f"compilation cache: {cache}\n" in proc.stdout
     rows = [line for line in out.splitlines() if line.startswith("| ") and "x" in line
             and "compile" not in line]
     assert [r.split("|")[1].strip() for r in rows] == ["3 x 4"]

@@ -66,17 +66,21 @@ def test_jax_compilation_cache(tmp_path):
         assert "KERASATTN_JAX_CACHE: cannot use" in calls[i]["warnings"][0]
         assert str(where) in calls[i]["warnings"][0]
         assert f"received KERASATTN_JAX_CACHE={str(where)!r}" in calls[i]["warnings"][0]
-    assert "others can write to it" in calls[4]["warnings"][0]
+    assert f"others can write to it (mode 777; `chmod go-w {shared}`" in calls[4]["warnings"][0]
     assert calls[3] == dict(path=None, warnings=[])          # the same value: warned once
     assert calls[5]["path"] == calls[6]["path"] == out["config_dir"] == str(mine)
     assert out["mode"] == 0o700
     assert out["min_after"] == backend_utils.JAX_CACHE_MIN_COMPILE_SECONDS
     assert out["files"] >= 1
-    # unset: the kit's directory under $XDG_CACHE_HOME; a minimum the user set is kept
+    # unset: the kit's directory under $XDG_CACHE_HOME, made private if others could write
+    # to it; a minimum the user set is kept
+    want = tmp_path / "xdg" / "kerasattn" / "jax"
+    want.mkdir(parents=True)
+    os.chmod(want, 0o777)
     out = _child([None], {"XDG_CACHE_HOME": str(tmp_path / "xdg"),
                           "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "2"})
-    want = str(tmp_path / "xdg" / "kerasattn" / "jax")
-    assert out["calls"][0]["path"] == out["config_dir"] == want and out["files"] >= 1
+    assert out["calls"][0] == dict(path=str(want), warnings=[])
+    assert out["config_dir"] == str(want) and out["files"] >= 1 and out["mode"] == 0o700
     assert out["min_after"] == 2
     # a cache the user gave JAX wins, with JAX's own settings, even over 'off'
     users = str(tmp_path / "users")
