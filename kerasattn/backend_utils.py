@@ -330,11 +330,10 @@ def jax_compilation_cache() -> str | None:
     directory is created private (mode 0o700; the kit's default one is made so if others
     can write to it); one that is not this user's alone or cannot be created is reported
     (a warning naming it and the value received) and training goes on without a cache:
-    JAX runs what it reads there. A cache the user gave
-    JAX (``JAX_COMPILATION_CACHE_DIR``, ``jax.config``) is used as it is, whatever the
-    variable says; once a cache is on, JAX keeps it for the rest of the process. Called by
-    :func:`kerasattn.training.train` and :func:`compile_function`; does nothing on other
-    backends.
+    JAX runs what it reads there. A cache the user gave JAX (``JAX_COMPILATION_CACHE_DIR``,
+    ``jax.config``) is used as it is, whatever the variable says; once a cache is on, JAX
+    keeps it for the rest of the process. Called by :func:`kerasattn.training.train` and
+    :func:`compile_function`; does nothing on other backends.
 
     Returns:
         The cache directory JAX uses, or None (another backend, or no cache).
